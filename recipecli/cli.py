@@ -66,7 +66,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "completion": (
         "completion",
         "Print the shell completion script (bash, zsh or fish).",
-        "eval \"$(recipecli completion bash)\"",
+        'eval "$(recipecli completion bash)"',
     ),
 }
 

@@ -1,0 +1,232 @@
+"""Hugging Face repos: the local HF cache first, then the Hub, headers only.
+
+The cache location and offline mode are read at call time (``HF_HUB_CACHE``, ``HF_HOME``,
+``HF_HUB_OFFLINE``), so they can be changed per command. From the Hub only ``config.json`` and
+the safetensors HEADERS are fetched (huggingface_hub's safetensors metadata API uses HTTP range
+requests); small tensor values are fetched with one range request each. Weights are never
+downloaded. Tokens come from huggingface_hub's usual places and never appear in messages.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+from recipecli.checkpoint.local import (
+    BIN_INDEX,
+    SAFE_INDEX,
+    has_weights,
+    load_local_dir,
+    read_config,
+)
+from recipecli.checkpoint.model import Checkpoint, TensorInfo
+from recipecli.checkpoint.safetensors_header import IO_STATS, validate_entries
+from recipecli.errors import CheckpointFormatError, SourceError
+
+REPO_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9._-]+$")
+_TRUE = {"1", "true", "yes", "on"}
+
+
+def looks_like_repo_id(source: str) -> bool:
+    """``org/name`` with Hub-legal characters (no ``..``, no leading ``/``)."""
+    return bool(REPO_ID_RE.match(source)) and ".." not in source
+
+
+def hub_cache_dir() -> Path:
+    """The HF hub cache directory, honouring ``HF_HUB_CACHE`` then ``HF_HOME`` at call time."""
+    if os.environ.get("HF_HUB_CACHE"):
+        return Path(os.environ["HF_HUB_CACHE"]).expanduser()
+    if os.environ.get("HF_HOME"):
+        return Path(os.environ["HF_HOME"]).expanduser() / "hub"
+    from huggingface_hub import constants
+
+    return Path(constants.HF_HUB_CACHE)
+
+
+def hub_offline() -> bool:
+    """True when ``HF_HUB_OFFLINE`` is set to a true value."""
+    return os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in _TRUE
+
+
+def cached_snapshot_dir(repo_id: str, revision: str | None) -> Path | None:
+    """The cache snapshot directory holding ``config.json`` for ``repo_id``@``revision``, if any."""
+    from huggingface_hub import try_to_load_from_cache
+
+    try:
+        found = try_to_load_from_cache(
+            repo_id, "config.json", cache_dir=str(hub_cache_dir()), revision=revision
+        )
+    except Exception:  # invalid repo id / revision strings
+        return None
+    if isinstance(found, str) and os.path.isfile(found):
+        return Path(found).parent
+    return None
+
+
+def _cache_complete(snap: Path) -> bool:
+    """All weight files the snapshot's index (if any) names are present in the cache."""
+    if not has_weights(snap):
+        return False
+    import json
+
+    for index in (SAFE_INDEX, BIN_INDEX):
+        if (snap / index).is_file():
+            try:
+                shards = set(json.loads((snap / index).read_text())["weight_map"].values())
+            except Exception:
+                return True  # let the local reader report the malformed index
+            return all((snap / str(s)).is_file() for s in shards)
+    return True
+
+
+def _hub_error(exc: Exception, repo_id: str, revision: str | None) -> SourceError:
+    from huggingface_hub import errors
+
+    rev = f"@{revision}" if revision else ""
+    if isinstance(exc, errors.GatedRepoError):
+        return SourceError(
+            f"Hub repo {repo_id}{rev} is gated",
+            hint="accept its licence on the Hub and log in (hf auth login), or use a local copy",
+        )
+    if isinstance(exc, errors.RevisionNotFoundError):
+        return SourceError(f"revision {revision!r} not found in Hub repo {repo_id}")
+    if isinstance(exc, errors.RepositoryNotFoundError):
+        return SourceError(
+            f"Hub repo {repo_id} not found (or private)",
+            hint="check the name, or log in if it is private",
+        )
+    if isinstance(exc, errors.EntryNotFoundError):
+        return SourceError(f"Hub repo {repo_id}{rev} has no config.json")
+    if isinstance(exc, errors.NotASafetensorsRepoError):
+        return SourceError(
+            f"Hub repo {repo_id}{rev} has no safetensors files; .bin headers cannot be read remotely",
+            hint="download it and inspect the local directory (or save a snapshot there)",
+        )
+    return SourceError(
+        f"cannot reach the Hub for {repo_id}{rev} ({type(exc).__name__})",
+        hint="check the network, or set HF_HUB_OFFLINE=1 and use the HF cache, a local directory "
+        "or a snapshot",
+    )
+
+
+def load_from_hub(repo_id: str, revision: str | None, *, need_tensors: bool = True) -> Checkpoint:
+    """Fetch ``config.json`` and the safetensors headers of ``repo_id`` from the Hub.
+
+    Raises:
+        SourceError: repo/revision missing, gated, no safetensors, network failure.
+        CheckpointFormatError: malformed config or headers.
+    """
+    from huggingface_hub import HfApi, hf_hub_download
+
+    try:
+        config_path = hf_hub_download(
+            repo_id, "config.json", revision=revision, cache_dir=str(hub_cache_dir())
+        )
+    except Exception as exc:
+        raise _hub_error(exc, repo_id, revision) from None
+    config = read_config(Path(config_path))
+    if not need_tensors:
+        return Checkpoint(
+            source=repo_id, kind="hub", config=config, tensors={}, root=repo_id, revision=revision
+        )
+    try:
+        meta = HfApi().get_safetensors_metadata(repo_id, revision=revision)
+    except Exception as exc:
+        raise _hub_error(exc, repo_id, revision) from None
+
+    tensors: dict[str, TensorInfo] = {}
+    offsets: dict[str, int] = {}
+    for filename, fmeta in sorted(meta.files_metadata.items()):
+        header: dict[str, Any] = {
+            name: {"dtype": t.dtype, "shape": list(t.shape), "data_offsets": list(t.data_offsets)}
+            for name, t in fmeta.tensors.items()
+        }
+        raw, _ = validate_entries(header, where=f"{repo_id}/{filename}", data_len=None)
+        for name, rt in raw.items():
+            tensors[name] = TensorInfo(name, rt.dtype, rt.shape, rt.nbytes, filename)
+            offsets[name] = rt.begin
+    if meta.sharded:
+        for name, filename in meta.weight_map.items():
+            if name not in tensors or tensors[name].shard != filename:
+                raise CheckpointFormatError(
+                    f"index lists tensor {name!r} in {filename!r} but that shard does not hold it",
+                    path=f"{repo_id}/{filename}",
+                )
+
+    header_len: dict[str, int] = {}
+
+    def _range(filename: str, start: int, length: int) -> bytes:
+        from huggingface_hub import hf_hub_url
+        from huggingface_hub.utils import build_hf_headers, http_backoff
+
+        url = hf_hub_url(repo_id, filename, revision=revision)
+        headers = build_hf_headers()
+        headers["Range"] = f"bytes={start}-{start + length - 1}"
+        try:
+            resp = http_backoff("GET", url, headers=headers)
+            resp.raise_for_status()
+        except Exception as exc:
+            raise _hub_error(exc, repo_id, revision) from None
+        data = resp.content
+        IO_STATS.bytes_read += len(data)
+        if len(data) != length:
+            raise CheckpointFormatError(
+                f"range request returned {len(data)} bytes, expected {length}",
+                path=f"{repo_id}/{filename}",
+            )
+        return data
+
+    def read_raw(info: TensorInfo) -> bytes:
+        if info.shard not in header_len:
+            header_len[info.shard] = int.from_bytes(_range(info.shard, 0, 8), "little")
+        start = 8 + header_len[info.shard] + offsets[info.name]
+        return _range(info.shard, start, info.nbytes)
+
+    files = tuple(sorted(meta.files_metadata))
+    return Checkpoint(
+        source=repo_id,
+        kind="hub",
+        config=config,
+        tensors=tensors,
+        weight_format="safetensors",
+        shards=files,
+        root=repo_id,
+        revision=revision,
+        read_raw=read_raw,
+    )
+
+
+def load_repo(repo_id: str, revision: str | None, *, need_tensors: bool = True) -> Checkpoint:
+    """Resolve a repo id: complete HF-cache snapshot first, then the Hub (unless offline).
+
+    Raises:
+        SourceError: not cached and offline, or the Hub cannot serve it.
+    """
+    snap = cached_snapshot_dir(repo_id, revision)
+    if snap is not None:
+        if _cache_complete(snap):
+            return load_local_dir(snap, source=repo_id, kind="hf-cache", revision=revision)
+        if not need_tensors or hub_offline():
+            if need_tensors:
+                raise SourceError(
+                    f"{repo_id} is in the HF cache ({snap}) without its weight files and "
+                    "HF_HUB_OFFLINE is set",
+                    hint="unset HF_HUB_OFFLINE to read the headers from the Hub, or use a snapshot",
+                )
+            config = read_config(snap / "config.json")
+            return Checkpoint(
+                source=repo_id,
+                kind="hf-cache",
+                config=config,
+                tensors={},
+                root=str(snap),
+                revision=revision,
+            )
+    if hub_offline():
+        raise SourceError(
+            f"{repo_id} is not in the HF cache ({hub_cache_dir()}) and HF_HUB_OFFLINE is set",
+            hint="download it, pass a local directory or a snapshot (.json), or unset HF_HUB_OFFLINE",
+        )
+    return load_from_hub(repo_id, revision, need_tensors=need_tensors)

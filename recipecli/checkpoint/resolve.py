@@ -1,0 +1,68 @@
+"""Resolve a SOURCE string to a :class:`~recipecli.checkpoint.model.Checkpoint`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from recipecli.checkpoint.hub import load_repo, looks_like_repo_id
+from recipecli.checkpoint.local import config_only, load_local_dir, read_json_file
+from recipecli.checkpoint.model import Checkpoint
+from recipecli.checkpoint.snapshot import is_snapshot, load_snapshot
+from recipecli.errors import CheckpointFormatError, SourceError
+
+
+def open_checkpoint(
+    source: str, revision: str | None = None, *, need_tensors: bool = True
+) -> Checkpoint:
+    """Resolve ``source`` and read its config and tensor table (headers only).
+
+    Resolution order:
+      1. a local directory with ``config.json`` (+ safetensors, sharded safetensors with index,
+         or ``pytorch_model.bin`` / sharded ``.bin`` with index);
+      2. a ``.json`` file: a recipecli metadata snapshot, or a bare HF ``config.json`` (no tensors);
+      3. a Hugging Face repo id ``org/name`` (``revision`` optional): complete HF-cache copy first,
+         then the Hub (config.json + safetensors headers, never weights).
+
+    Args:
+        source: directory, snapshot/config file, or repo id.
+        revision: Hub revision (branch, tag or commit) for repo ids.
+        need_tensors: False when only the config is needed (``render``): a cached or remote
+            config then suffices.
+
+    Returns:
+        An immutable :class:`Checkpoint`.
+
+    Raises:
+        SourceError: nothing matches ``source``, or the Hub/cache cannot provide it.
+        CheckpointFormatError: a file is malformed (the message names it).
+        MissingDependencyError: a ``.bin`` checkpoint without torch installed.
+    """
+    if not isinstance(source, str) or not source.strip():
+        raise SourceError(
+            "empty SOURCE", hint="give a directory, a snapshot .json or an org/name repo id"
+        )
+    path = Path(source).expanduser()
+    if path.is_dir():
+        return load_local_dir(path, source=source)
+    if path.is_file():
+        data = read_json_file(path, what="JSON file") if path.suffix == ".json" else None
+        if data is None:
+            raise SourceError(
+                "file is not a recipecli snapshot (.json) or config.json",
+                path=source,
+                hint="pass the checkpoint directory, not one of its files",
+            )
+        if is_snapshot(data):
+            return load_snapshot(data, path=path, source=source)
+        if isinstance(data, dict) and ("architectures" in data or "model_type" in data):
+            return config_only(path, data, source=source)
+        raise CheckpointFormatError(
+            "JSON file is neither a recipecli snapshot nor a config.json", path=source
+        )
+    if looks_like_repo_id(source) and not source.startswith((".", "/", "~")):
+        return load_repo(source, revision, need_tensors=need_tensors)
+    raise SourceError(
+        "no such directory or file, and not an org/name repo id",
+        path=source,
+        hint="give a checkpoint directory, a snapshot .json or a Hugging Face repo id",
+    )

@@ -1,0 +1,253 @@
+"""Read and validate safetensors headers without touching tensor data.
+
+File layout (https://huggingface.co/docs/safetensors): 8-byte little-endian header length N, N
+bytes of UTF-8 JSON ``{name: {"dtype", "shape", "data_offsets": [begin, end]}, "__metadata__": {}}``,
+then the data buffer. Offsets are relative to the data buffer; the buffer must be covered exactly,
+without holes or overlaps (the same rule the safetensors library enforces).
+
+Only ``8 + N`` bytes are read per file (``os.pread``); data is never read or mapped here.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from recipecli.errors import CheckpointFormatError
+
+#: Largest header accepted, in bytes. Real headers are < 10 MB (DeepSeek-V3 shards: ~0.1 MB).
+MAX_HEADER_BYTES = 100 * 1024 * 1024
+
+#: Bits per element of every safetensors dtype.
+DTYPE_BITS: Mapping[str, int] = {
+    "BOOL": 8,
+    "U8": 8,
+    "I8": 8,
+    "F8_E5M2": 8,
+    "F8_E4M3": 8,
+    "F8_E8M0": 8,
+    "F4": 4,
+    "F6_E2M3": 6,
+    "F6_E3M2": 6,
+    "I16": 16,
+    "U16": 16,
+    "F16": 16,
+    "BF16": 16,
+    "I32": 32,
+    "U32": 32,
+    "F32": 32,
+    "I64": 64,
+    "U64": 64,
+    "F64": 64,
+    "C64": 64,
+}
+
+
+@dataclass
+class IOStats:
+    """Bytes and calls spent reading checkpoint files (for benchmarks)."""
+
+    bytes_read: int = 0
+    files_opened: int = 0
+
+
+#: Process-wide read counter; benchmarks reset and print it.
+IO_STATS = IOStats()
+
+
+def tensor_nbytes(dtype: str, shape: tuple[int, ...], *, where: str = "") -> int:
+    """Byte size of a tensor of ``dtype`` and ``shape``.
+
+    Raises:
+        CheckpointFormatError: unknown dtype, or a sub-byte dtype whose bits do not fill bytes.
+    """
+    bits = DTYPE_BITS.get(dtype)
+    if bits is None:
+        raise CheckpointFormatError(f"unknown safetensors dtype {dtype!r}", path=where or None)
+    total_bits = math.prod(shape) * bits
+    if total_bits % 8:
+        raise CheckpointFormatError(
+            f"{dtype} tensor of shape {list(shape)} does not fill whole bytes", path=where or None
+        )
+    return total_bits // 8
+
+
+@dataclass(frozen=True)
+class RawTensor:
+    """One header entry: dtype, shape and the [begin, end) offsets into the data buffer."""
+
+    name: str
+    dtype: str
+    shape: tuple[int, ...]
+    begin: int
+    end: int
+
+    @property
+    def nbytes(self) -> int:
+        return self.end - self.begin
+
+
+def validate_entries(
+    header: Any, *, where: str, data_len: int | None
+) -> tuple[dict[str, RawTensor], dict[str, str]]:
+    """Validate a parsed header and return its tensors and ``__metadata__``.
+
+    Args:
+        header: the parsed JSON header.
+        where: the file (or URL) named in errors.
+        data_len: size of the data buffer in bytes (file size - 8 - N), or None when unknown.
+
+    Returns:
+        ``(tensors, metadata)``: name -> :class:`RawTensor`, and the string metadata.
+
+    Raises:
+        CheckpointFormatError: not an object; bad dtype, shape or offsets; byte count that
+            disagrees with dtype x shape; overlapping or out-of-order offsets; a hole in the buffer;
+            data past the end of the file (truncated download) or trailing bytes.
+    """
+    if not isinstance(header, dict):
+        raise CheckpointFormatError("safetensors header is not a JSON object", path=where)
+    metadata = header.get("__metadata__") or {}
+    if not isinstance(metadata, dict):
+        raise CheckpointFormatError("safetensors __metadata__ is not an object", path=where)
+    tensors: dict[str, RawTensor] = {}
+    for name, entry in header.items():
+        if name == "__metadata__":
+            continue
+        if not isinstance(entry, dict):
+            raise CheckpointFormatError(f"header entry {name!r} is not an object", path=where)
+        dtype = entry.get("dtype")
+        shape = entry.get("shape")
+        offsets = entry.get("data_offsets")
+        if not isinstance(dtype, str) or dtype not in DTYPE_BITS:
+            raise CheckpointFormatError(f"tensor {name!r} has unknown dtype {dtype!r}", path=where)
+        if not isinstance(shape, list) or not all(
+            isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in shape
+        ):
+            raise CheckpointFormatError(f"tensor {name!r} has invalid shape {shape!r}", path=where)
+        if (
+            not isinstance(offsets, list)
+            or len(offsets) != 2
+            or not all(isinstance(o, int) and not isinstance(o, bool) and o >= 0 for o in offsets)
+        ):
+            raise CheckpointFormatError(
+                f"tensor {name!r} has invalid data_offsets {offsets!r}", path=where
+            )
+        begin, end = offsets
+        if end < begin:
+            raise CheckpointFormatError(
+                f"tensor {name!r} has data_offsets out of order ({begin} > {end})", path=where
+            )
+        want = tensor_nbytes(dtype, tuple(shape), where=where)
+        if end - begin != want:
+            raise CheckpointFormatError(
+                f"tensor {name!r}: {dtype} x {shape} is {want} bytes but data_offsets span "
+                f"{end - begin}",
+                path=where,
+            )
+        tensors[name] = RawTensor(name, dtype, tuple(shape), begin, end)
+
+    cursor = 0
+    for t in sorted(tensors.values(), key=lambda t: (t.begin, t.end)):
+        if t.begin < cursor:
+            raise CheckpointFormatError(
+                f"tensor {t.name!r} at bytes [{t.begin}, {t.end}) overlaps the previous tensor "
+                f"(ends at {cursor})",
+                path=where,
+            )
+        if t.begin > cursor:
+            raise CheckpointFormatError(
+                f"hole in the data buffer before tensor {t.name!r} (bytes [{cursor}, {t.begin}))",
+                path=where,
+            )
+        cursor = t.end
+    if data_len is not None:
+        if cursor > data_len:
+            raise CheckpointFormatError(
+                f"tensor data ends at byte {cursor} of the data buffer but the file holds only "
+                f"{data_len} (truncated download?)",
+                path=where,
+                hint="download the file again",
+            )
+        if cursor < data_len:
+            raise CheckpointFormatError(
+                f"{data_len - cursor} trailing bytes after the last tensor", path=where
+            )
+    return tensors, {str(k): str(v) for k, v in metadata.items()}
+
+
+def parse_header_bytes(raw: bytes, *, where: str) -> Any:
+    """Decode a JSON header (UTF-8), raising :class:`CheckpointFormatError` naming ``where``."""
+    try:
+        return json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise CheckpointFormatError(
+            f"malformed safetensors header JSON ({exc})", path=where
+        ) from None
+
+
+@dataclass(frozen=True)
+class FileHeader:
+    """The validated header of one safetensors file."""
+
+    path: str
+    header_len: int
+    file_size: int
+    tensors: Mapping[str, RawTensor]
+    metadata: Mapping[str, str]
+
+    @property
+    def data_start(self) -> int:
+        """Absolute file offset of the data buffer."""
+        return 8 + self.header_len
+
+
+def read_file_header(path: str | os.PathLike[str]) -> FileHeader:
+    """Read and validate the header of a local safetensors file, reading only ``8 + N`` bytes.
+
+    Raises:
+        CheckpointFormatError: see :func:`validate_entries`; also a file shorter than 8 bytes, a
+            header length over :data:`MAX_HEADER_BYTES` or larger than the file.
+    """
+    where = os.fspath(path)
+    try:
+        fd = os.open(where, os.O_RDONLY)
+    except OSError as exc:
+        raise CheckpointFormatError(
+            f"cannot open safetensors file ({exc.strerror})", path=where
+        ) from None
+    try:
+        size = os.fstat(fd).st_size
+        IO_STATS.files_opened += 1
+        if size < 8:
+            raise CheckpointFormatError(
+                f"file is {size} bytes, too short for a safetensors header (truncated?)", path=where
+            )
+        head = os.pread(fd, 8, 0)
+        (n,) = _u64(head)
+        if n > MAX_HEADER_BYTES:
+            raise CheckpointFormatError(
+                f"safetensors header length {n} exceeds the {MAX_HEADER_BYTES}-byte cap "
+                "(not a safetensors file?)",
+                path=where,
+            )
+        if 8 + n > size:
+            raise CheckpointFormatError(
+                f"safetensors header length {n} is larger than the file ({size} bytes; truncated?)",
+                path=where,
+            )
+        raw = os.pread(fd, n, 8)
+        IO_STATS.bytes_read += 8 + len(raw)
+    finally:
+        os.close(fd)
+    header = parse_header_bytes(raw, where=where)
+    tensors, metadata = validate_entries(header, where=where, data_len=size - 8 - n)
+    return FileHeader(where, n, size, tensors, metadata)
+
+
+def _u64(head: bytes) -> tuple[int]:
+    return (int.from_bytes(head[:8], "little"),)
