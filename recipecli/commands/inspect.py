@@ -1,0 +1,48 @@
+"""`recipecli inspect SOURCE`."""
+
+from __future__ import annotations
+
+import click
+
+from recipecli.output import atomic_write_text, emit_json
+
+
+@click.command("inspect")
+@click.argument("source")
+@click.option("--revision", default=None, help="Hub revision (branch, tag or commit) for repo ids.")
+@click.option(
+    "--json", "as_json", is_flag=True, help="Print one JSON document (summary + tensor table)."
+)
+@click.option(
+    "--save-metadata",
+    "save_metadata",
+    type=click.Path(dir_okay=False, writable=True),
+    default=None,
+    help="Write a self-contained snapshot (config, tensor table, small tensor values) to FILE.",
+)
+def command(source: str, revision: str | None, as_json: bool, save_metadata: str | None) -> int:
+    """Summarise a checkpoint from config.json and safetensors headers, never the weights.
+
+    SOURCE is a local directory, a snapshot .json, or a Hugging Face repo id (HF cache first,
+    then the Hub, headers only).
+
+    \b
+    Examples:
+      recipecli inspect ./Llama-3.1-8B-Instruct
+      recipecli inspect yuhuili/EAGLE3-LLaMA3.1-Instruct-8B --json
+      recipecli inspect ./draft --save-metadata draft.snapshot.json
+    """
+    from recipecli.checkpoint import open_checkpoint
+    from recipecli.checkpoint.snapshot import dumps_snapshot, snapshot_dict
+    from recipecli.inspect import format_summary, summarize, tensor_table
+
+    ck = open_checkpoint(source, revision)
+    summary = summarize(ck)
+    if save_metadata:
+        atomic_write_text(save_metadata, dumps_snapshot(snapshot_dict(ck)))
+        click.echo(f"snapshot written to {save_metadata}", err=True)
+    if as_json:
+        emit_json({**summary, "tensors": tensor_table(ck)})
+    else:
+        click.echo(format_summary(summary))
+    return 0

@@ -1,0 +1,150 @@
+"""`recipecli inspect`: a compact summary of a checkpoint (config + headers, never weights)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping
+from typing import Any
+
+from recipecli.checkpoint.model import Checkpoint
+from recipecli.draft import canonical_draft
+
+
+def quantization_method(ck: Checkpoint) -> str | None:
+    """``quant_method`` of ``quantization_config`` (top level, then the text config)."""
+    for cfg in (ck.config, ck.text.config):
+        q = cfg.get("quantization_config")
+        if isinstance(q, Mapping) and q.get("quant_method"):
+            return str(q["quant_method"])
+    return None
+
+
+def summarize(ck: Checkpoint) -> dict[str, Any]:
+    """The inspect summary as a JSON-ready dict (keys documented in docs/inspect.md)."""
+    tc = ck.text.config
+    dtypes = Counter()
+    for t in ck.tensors.values():
+        dtypes[t.dtype] += t.nbytes
+    summary: dict[str, Any] = {
+        "source": ck.source,
+        "kind": ck.kind,
+        "revision": ck.revision,
+        "architecture": (ck.config.get("architectures") or [None])[0],
+        "model_type": ck.config.get("model_type"),
+        "wrapper": ck.text.path_str or None,
+        "tensor_prefix": ck.text.tensor_prefix or None,
+        "text_architecture": (tc.get("architectures") or [None])[0] if ck.text.wrapped else None,
+        "hidden_size": tc.get("hidden_size"),
+        "num_hidden_layers": tc.get("num_hidden_layers"),
+        "num_attention_heads": tc.get("num_attention_heads"),
+        "num_key_value_heads": tc.get("num_key_value_heads"),
+        "head_dim": tc.get("head_dim"),
+        "vocab_size": tc.get("vocab_size"),
+        "config_dtype": tc.get("torch_dtype")
+        or tc.get("dtype")
+        or ck.config.get("torch_dtype")
+        or ck.config.get("dtype"),
+        "tensor_dtypes": dict(sorted(dtypes.items(), key=lambda kv: -kv[1])),
+        "quantization": quantization_method(ck),
+        "tie_word_embeddings": bool(
+            tc.get("tie_word_embeddings", ck.config.get("tie_word_embeddings", False))
+        ),
+        "weight_format": ck.weight_format,
+        "total_parameters": ck.total_params,
+        "total_bytes": ck.total_bytes,
+        "num_tensors": len(ck.tensors),
+        "num_shards": len(ck.shards),
+        "draft": None,
+    }
+    d = canonical_draft(ck)
+    if d.is_eagle3:
+        cfg = ck.config
+        tl = cfg.get("transformer_layer_config")
+        if isinstance(tl, Mapping):  # speculators: geometry lives in transformer_layer_config
+            for key in (
+                "hidden_size",
+                "num_hidden_layers",
+                "num_attention_heads",
+                "num_key_value_heads",
+                "head_dim",
+                "vocab_size",
+            ):
+                if summary[key] is None:
+                    summary[key] = tl.get(key)
+        summary["draft"] = {
+            "format": d.format,
+            "format_name": d.format_name,
+            "k": d.k,
+            "aux_layer_ids": list(d.aux_ids) if d.aux_ids is not None else None,
+            "aux_ids_where": d.aux_ids_where,
+            "draft_vocab_size": d.Vd,
+            "target_hidden_size": d.Ht,
+            "embed_tokens": d.has_embed,
+            "lm_head": d.has_lm_head,
+            "d2t": d.has_d2t,
+            "t2d": d.has_t2d,
+            "fc_norm": any(n.startswith("fc_norm.") for n in ck.tensors) or d.fc_norm,
+            "input_norm": d.tensor("input_norm") in ck.tensors,
+            "norm_before_residual": d.norm_before_residual,
+            "norm_output": d.norm_output,
+            "attention": d.attention,
+        }
+    return summary
+
+
+def _gb(n: int) -> str:
+    if n >= 1e9:
+        return f"{n / 1e9:.2f} GB"
+    if n >= 1e6:
+        return f"{n / 1e6:.2f} MB"
+    return f"{n} B"
+
+
+def _params(n: int) -> str:
+    for unit, div in (("B", 1e9), ("M", 1e6), ("K", 1e3)):
+        if n >= div:
+            return f"{n / div:.2f}{unit}"
+    return str(n)
+
+
+def format_summary(s: Mapping[str, Any]) -> str:
+    """Human-readable lines of :func:`summarize`'s result."""
+    yn = lambda b: "yes" if b else "no"  # noqa: E731
+    lines = [
+        f"source        {s['source']} ({s['kind']}{', rev ' + s['revision'] if s['revision'] else ''})",
+        f"architecture  {s['architecture']}  model_type={s['model_type']}",
+    ]
+    if s["wrapper"]:
+        lines.append(
+            f"text config   under `{s['wrapper']}` (tensors prefixed `{s['tensor_prefix']}`) {s['text_architecture'] or ''}".rstrip()
+        )
+    lines += [
+        f"hidden        {s['hidden_size']}   layers {s['num_hidden_layers']}",
+        f"heads         {s['num_attention_heads']} q / {s['num_key_value_heads']} kv   head_dim {s['head_dim'] if s['head_dim'] is not None else '(hidden/heads)'}",
+        f"vocab         {s['vocab_size']}",
+        f"dtype         config {s['config_dtype']}; tensors "
+        + (", ".join(f"{k} {_gb(v)}" for k, v in s["tensor_dtypes"].items()) or "none"),
+        f"quantization  {s['quantization'] or 'none'}   tied embeddings {yn(s['tie_word_embeddings'])}",
+        f"size          {_params(s['total_parameters'])} parameters, {_gb(s['total_bytes'])}, "
+        f"{s['num_tensors']} tensors in {s['num_shards']} {s['weight_format']} file(s)",
+    ]
+    d = s.get("draft")
+    if d:
+        ids = d["aux_layer_ids"]
+        lines += [
+            f"EAGLE3 draft  format {d['format']}: {d['format_name']}",
+            f"  k {d['k']}   aux layer ids {ids if ids is not None else 'absent (engine defaults)'}"
+            + (f" ({d['aux_ids_where']})" if ids is not None else "")
+            + f"   Vd {d['draft_vocab_size']}   Ht {d['target_hidden_size']}",
+            "  ships       "
+            + "  ".join(
+                f"{k} {yn(d[k])}"
+                for k in ("embed_tokens", "lm_head", "d2t", "t2d", "fc_norm", "input_norm")
+            ),
+        ]
+    return "\n".join(lines)
+
+
+def tensor_table(ck: Checkpoint) -> dict[str, Any]:
+    """Full tensor table: name -> {dtype, shape, bytes, shard}."""
+    return {name: info.to_dict() for name, info in ck.tensors.items()}
