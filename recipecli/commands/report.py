@@ -1,0 +1,138 @@
+"""`recipecli report`: the A/B table of seed 000 from `vllm bench serve --save-result` files.
+
+Only parses options and calls :mod:`recipecli.report`; see docs/report.md.
+"""
+
+from __future__ import annotations
+
+import click
+
+from recipecli.errors import EXIT_FINDINGS, EXIT_OK, UsageError
+from recipecli.findings import has_errors
+from recipecli.output import atomic_write_text, emit_json, to_jsonable
+from recipecli.report import DEFAULT_LABELS, load_report, render_markdown, render_plot
+
+
+def _parse_labels(text: str | None) -> tuple[str, str]:
+    if text is None:
+        return DEFAULT_LABELS
+    parts = [p.strip() for p in text.split(",")]
+    if len(parts) != 2 or not all(parts):
+        raise UsageError(
+            f"--labels takes two comma-separated names, e.g. Baseline,'This PR'; got {text!r}"
+        )
+    return parts[0], parts[1]
+
+
+@click.command("report")
+@click.argument("files", nargs=-1, metavar="[BASELINE CANDIDATE]")
+@click.option(
+    "-a",
+    "--baseline",
+    "baseline",
+    multiple=True,
+    metavar="FILE",
+    help="A baseline bench JSON (repeat, or a quoted glob, for repeated runs).",
+)
+@click.option(
+    "-b",
+    "--candidate",
+    "candidate",
+    multiple=True,
+    metavar="FILE",
+    help="A candidate bench JSON (repeat, or a quoted glob, for repeated runs).",
+)
+@click.option(
+    "--gpus",
+    type=click.IntRange(min=1),
+    default=None,
+    help="GPUs per run: throughput is shown per GPU (vLLM saves the total).",
+)
+@click.option("--format", "fmt", type=click.Choice(["md", "json"]), default="md", show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Same as --format json.")
+@click.option(
+    "--plot",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Also write a PNG bar chart of the relative changes (needs recipecli[plot]).",
+)
+@click.option("--labels", default=None, help="Column names for A and B, e.g. 'Baseline,This PR'.")
+@click.option(
+    "--eval-a", multiple=True, metavar="FILE", help="lm-eval results JSON of A (repeatable)."
+)
+@click.option(
+    "--eval-b", multiple=True, metavar="FILE", help="lm-eval results JSON of B (repeatable)."
+)
+@click.option(
+    "--allow-different-workloads",
+    is_flag=True,
+    help="Report workload differences as warnings instead of failing.",
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Write the table (md or json) to this file, atomically, instead of stdout.",
+)
+def command(
+    files: tuple[str, ...],
+    baseline: tuple[str, ...],
+    candidate: tuple[str, ...],
+    gpus: int | None,
+    fmt: str,
+    as_json: bool,
+    plot: str | None,
+    labels: str | None,
+    eval_a: tuple[str, ...],
+    eval_b: tuple[str, ...],
+    allow_different_workloads: bool,
+    output: str | None,
+) -> int:
+    """Compare baseline and candidate `vllm bench serve --save-result` runs.
+
+    Give BASELINE CANDIDATE, or -a FILE / -b FILE (each repeatable, quoted globs allowed) for
+    repeated runs: cells then show the mean and the min-max. Exit 0 ok, 1 a run had failed
+    requests, 2 unusable input or different workloads.
+
+    Example: recipecli report base.json cand.json --gpus 4 --labels 'Baseline,This PR'
+    """
+    if files and len(files) != 2:
+        raise UsageError(
+            f"expected BASELINE CANDIDATE (2 files), got {len(files)}",
+            hint="for several runs per side use -a FILE -b FILE (repeat them) or quote a glob: "
+            "-a 'base-*.json' -b 'cand-*.json'",
+        )
+    base = (*files[:1], *baseline)
+    cand = (*files[1:], *candidate)
+    if not base or not cand:
+        raise UsageError(
+            "need a baseline and a candidate bench file",
+            hint="recipecli report BASELINE.json CANDIDATE.json, or -a FILE -b FILE",
+        )
+    report = load_report(
+        base,
+        cand,
+        gpus=gpus,
+        labels=_parse_labels(labels),
+        eval_baseline_paths=eval_a,
+        eval_candidate_paths=eval_b,
+        allow_different_workloads=allow_different_workloads,
+    )
+    if plot:
+        render_plot(report, plot)
+        click.echo(f"recipecli: wrote {plot}", err=True)
+    if as_json or fmt == "json":
+        if output:
+            import json
+
+            atomic_write_text(output, json.dumps(to_jsonable(report), indent=2) + "\n")
+        else:
+            emit_json(report)
+    elif output:
+        atomic_write_text(output, render_markdown(report))
+    else:
+        click.echo(render_markdown(report), nl=False)
+    for finding in report.findings:
+        click.echo(f"recipecli: {finding.severity}: {finding.message}", err=True)
+    return EXIT_FINDINGS if has_errors(report.findings) else EXIT_OK
