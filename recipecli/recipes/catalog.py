@@ -1,0 +1,98 @@
+"""Shipped flag catalogs per engine (``recipecli/data/catalogs``) and "did you mean".
+
+* vLLM: ``vllm-<version>.json``, built by ``scripts/build_vllm_flag_catalog.py`` from the pinned
+  vLLM wheel's argument definitions (``ast`` over ``vllm/engine/arg_utils.py``, the frontend
+  ``cli_args.py``, ``vllm/benchmarks/serve.py`` and ``vllm/envs.py``).
+* tokenspeed: ``tokenspeed.json``, hand-written from engine-facts §5.
+"""
+
+from __future__ import annotations
+
+import difflib
+import functools
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+VLLM_PINNED = "0.33.0"
+CATALOG_FILES: dict[str, str] = {
+    "vllm": f"vllm-{VLLM_PINNED}.json",
+    "tokenspeed": "tokenspeed.json",
+}
+
+
+@dataclass(frozen=True)
+class Catalog:
+    """One engine's flags.
+
+    Attributes:
+        engine: ``vllm`` or ``tokenspeed``.
+        version: engine version the catalog describes.
+        commands: command (``serve``, ``bench serve``) -> {flag: {"kind": ..., ...}}; kinds:
+            ``value``, ``json``, ``bool`` (also ``--no-x``), ``flag`` (bare), ``optional``,
+            ``negation`` (``negates``: the positive flag); ``alias_of`` names the canonical flag.
+        removed: flag -> {"last_seen_in": version, "hint": what to use instead}.
+        env: env var names the engine reads (vLLM: ``vllm/envs.py``), sorted.
+        path: the catalog file.
+    """
+
+    engine: str
+    version: str
+    commands: Mapping[str, Mapping[str, Mapping[str, Any]]]
+    removed: Mapping[str, Mapping[str, Any]]
+    env: tuple[str, ...]
+    path: str
+
+    def flags(self, command: str = "serve") -> Mapping[str, Mapping[str, Any]]:
+        """The flags of ``command`` (empty when the catalog does not describe it)."""
+        return self.commands.get(command, {})
+
+    def kind(self, flag: str, command: str = "serve") -> str | None:
+        """The kind of ``flag`` or None when unknown."""
+        entry = self.flags(command).get(flag)
+        return None if entry is None else entry.get("kind")
+
+    def canonical(self, flag: str, command: str = "serve") -> str:
+        """The canonical name of ``flag`` (its ``alias_of``), else itself."""
+        entry = self.flags(command).get(flag) or {}
+        return entry.get("alias_of", flag)
+
+    def suggest(self, flag: str, command: str = "serve") -> str | None:
+        """Closest known flag to a misspelt ``flag`` (difflib, cutoff 0.75), or None."""
+        close = difflib.get_close_matches(flag, list(self.flags(command)), n=1, cutoff=0.75)
+        return close[0] if close else None
+
+    def suggest_env(self, name: str) -> str | None:
+        """Closest known env var to ``name``, or None."""
+        close = difflib.get_close_matches(name, list(self.env), n=1, cutoff=0.8)
+        return close[0] if close else None
+
+
+def catalogs_dir() -> Path:
+    """Directory of the shipped catalogs."""
+    return Path(str(resources.files("recipecli.data"))) / "catalogs"
+
+
+@functools.lru_cache(maxsize=None)
+def load_catalog(engine: str) -> Catalog:
+    """Load the shipped catalog of ``engine``.
+
+    Args:
+        engine: ``vllm`` or ``tokenspeed``.
+
+    Returns:
+        the :class:`Catalog` (cached).
+    """
+    path = catalogs_dir() / CATALOG_FILES[engine]
+    data = json.loads(path.read_text(encoding="utf-8"))
+    return Catalog(
+        engine=data["engine"],
+        version=data["version"],
+        commands=data["commands"],
+        removed=data.get("removed", {}),
+        env=tuple(data.get("env", ())),
+        path=str(path),
+    )

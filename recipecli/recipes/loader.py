@@ -1,0 +1,198 @@
+"""Load recipe YAML safely: size-limited, ``safe_load`` semantics, aliases and duplicate keys
+refused, every error naming the file and line.
+
+A recipe is found by path (``my.yaml``) or by the name of a bundled recipe
+(``recipecli/data/recipes/<name>.yaml``, e.g. ``minimax-m3-eagle3``).
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from recipecli.errors import RecipeError
+from recipecli.recipes.schema import validate
+
+MAX_RECIPE_BYTES = 256 * 1024
+"""Largest recipe file accepted (bytes); real recipes are a few KiB."""
+
+
+def bundled_dir() -> Path:
+    """Directory of the bundled recipes (``recipecli/data/recipes``)."""
+    return Path(str(resources.files("recipecli.data"))) / "recipes"
+
+
+def bundled_names() -> list[str]:
+    """Names of the bundled recipes, sorted."""
+    return sorted(p.stem for p in bundled_dir().glob("*.yaml"))
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """A validated recipe.
+
+    Attributes:
+        data: the parsed document (plain dicts/lists/scalars), as written.
+        path: the file it was read from.
+        lines: dotted key path -> 1-based line of that key in the file (``""`` = document).
+        bundled: True for a recipe shipped with recipecli.
+    """
+
+    data: Mapping[str, Any]
+    path: str
+    lines: Mapping[str, int] = field(default_factory=dict)
+    bundled: bool = False
+
+    @property
+    def name(self) -> str:
+        return self.data["name"]
+
+    def get(self, key: str, default: Any = None) -> Any:
+        """Top-level field ``key`` of the recipe, or ``default``."""
+        return self.data.get(key, default)
+
+    def where(self, *keys: str) -> str:
+        """``file:line`` of the deepest recorded key along ``keys`` (for messages)."""
+        for n in range(len(keys), -1, -1):
+            line = self.lines.get(".".join(keys[:n]))
+            if line is not None:
+                return f"{self.path}:{line}"
+        return self.path
+
+
+class _Loader(yaml.SafeLoader):
+    """SafeLoader that refuses aliases (no billion-laughs, no merge keys)."""
+
+    def compose_node(self, parent, index):  # type: ignore[override]
+        if self.check_event(yaml.AliasEvent):
+            event = self.peek_event()
+            raise yaml.composer.ComposerError(
+                None, None, "aliases (*name) are not allowed in recipes", event.start_mark
+            )
+        return super().compose_node(parent, index)
+
+
+def _index_lines(node: yaml.Node, path: tuple[str, ...], out: dict[str, int], file: str) -> None:
+    """Record the line of every mapping key; refuse duplicate keys."""
+    if isinstance(node, yaml.MappingNode):
+        seen: dict[str, int] = {}
+        for key_node, value_node in node.value:
+            key = str(key_node.value)
+            line = key_node.start_mark.line + 1
+            if key in seen:
+                raise RecipeError(
+                    f"duplicate key {key!r} (first at line {seen[key]})",
+                    path=f"{file}:{line}",
+                    hint="keep one",
+                )
+            seen[key] = line
+            sub = (*path, key)
+            out[".".join(sub)] = line
+            _index_lines(value_node, sub, out, file)
+    elif isinstance(node, yaml.SequenceNode):
+        for i, item in enumerate(node.value):
+            sub = (*path, str(i))
+            out[".".join(sub)] = item.start_mark.line + 1
+            _index_lines(item, sub, out, file)
+
+
+def parse_yaml(text: str, file: str) -> tuple[Any, dict[str, int]]:
+    """Parse one YAML document with safe types, no aliases, no duplicate keys.
+
+    Args:
+        text: the YAML text.
+        file: file name for messages.
+
+    Returns:
+        (document, {dotted key path: line}).
+
+    Raises:
+        RecipeError: invalid YAML, aliases, duplicate keys, several documents; names file:line.
+    """
+    loader = _Loader(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            raise RecipeError("empty recipe", path=file, hint="see docs/recipes-format.md")
+        lines: dict[str, int] = {"": node.start_mark.line + 1}
+        _index_lines(node, (), lines, file)
+        data = loader.construct_document(node)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        where = f"{file}:{mark.line + 1}" if mark is not None else file
+        raise RecipeError(f"invalid YAML: {exc.problem or exc.context}", path=where) from None
+    except yaml.YAMLError as exc:
+        raise RecipeError(f"invalid YAML: {exc}", path=file) from None
+    finally:
+        loader.dispose()
+    return data, lines
+
+
+def resolve_recipe_path(ref: str) -> tuple[Path, bool]:
+    """Map a recipe reference (file path or bundled name) to a file.
+
+    Args:
+        ref: a path to a ``.yaml`` file or the name of a bundled recipe.
+
+    Returns:
+        (path, bundled).
+
+    Raises:
+        RecipeError: neither a file nor a bundled name (with a "did you mean").
+    """
+    path = Path(ref)
+    if path.is_file():
+        return path, False
+    bundled = bundled_dir() / f"{ref}.yaml"
+    if "/" not in ref and bundled.is_file():
+        return bundled, True
+    names = bundled_names()
+    close = difflib.get_close_matches(ref, names, n=1)
+    hint = f"did you mean {close[0]!r}?" if close else f"bundled: {', '.join(names)}"
+    raise RecipeError("no such recipe file or bundled recipe", path=ref, hint=hint)
+
+
+def load_recipe(ref: str, *, validate_schema: bool = True) -> Recipe:
+    """Load and validate a recipe.
+
+    Args:
+        ref: path to a recipe YAML file, or a bundled recipe name.
+        validate_schema: raise on the first schema error (``lint`` passes False and reports all).
+
+    Returns:
+        the :class:`Recipe`.
+
+    Raises:
+        RecipeError: missing file, too large, invalid YAML, aliases, duplicate keys, schema
+            error; the message names ``file:line``.
+    """
+    path, bundled = resolve_recipe_path(ref)
+    size = path.stat().st_size
+    if size > MAX_RECIPE_BYTES:
+        raise RecipeError(
+            f"recipe is {size} bytes, more than the {MAX_RECIPE_BYTES} allowed",
+            path=str(path),
+        )
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise RecipeError(f"not UTF-8 text ({exc.reason})", path=str(path)) from None
+    data, lines = parse_yaml(text, str(path))
+    recipe = Recipe(
+        data=data if isinstance(data, Mapping) else {}, path=str(path), lines=lines, bundled=bundled
+    )
+    if not isinstance(data, Mapping):
+        raise RecipeError("a recipe must be a YAML mapping", path=f"{path}:1")
+    if validate_schema:
+        errors = validate(data)
+        if errors:
+            key, message = errors[0]
+            more = f" (+{len(errors) - 1} more: run `recipecli lint`)" if len(errors) > 1 else ""
+            raise RecipeError(message + more, path=recipe.where(*key))
+    return recipe

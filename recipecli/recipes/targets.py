@@ -1,0 +1,87 @@
+"""Find the target model's config.json for a recipe (needed to place ``text_overrides``).
+
+Order: ``--target-config SOURCE`` > the recipe's (or hardware profile's) ``target_config`` >
+a bundled snapshot of the target (``recipecli/data/targets/<org>__<name>.json``) > the
+checkpoint sources (local dir, snapshot, HF cache, Hub) for the target id itself.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from recipecli.errors import CheckpointFormatError, RecipeError, SourceError
+
+
+def bundled_targets_dir() -> Path:
+    """Directory of bundled target config snapshots."""
+    return Path(str(resources.files("recipecli.data"))) / "targets"
+
+
+def bundled_snapshot_path(target: str) -> Path | None:
+    """The bundled snapshot file for repo id ``target`` (``org/name``), or None."""
+    if target.count("/") != 1:
+        return None
+    path = bundled_targets_dir() / (target.replace("/", "__") + ".json")
+    return path if path.is_file() else None
+
+
+def _open_config(source: str) -> Mapping[str, Any]:
+    # Imported lazily: the checkpoint package pulls in numpy and huggingface_hub.
+    from recipecli.checkpoint import open_checkpoint
+
+    return open_checkpoint(source, need_tensors=False).config
+
+
+def load_target_config(
+    target: str,
+    *,
+    override: str | None = None,
+    recipe_config: str | None = None,
+    recipe_dir: Path | None = None,
+    where: str = "",
+) -> tuple[Mapping[str, Any], str]:
+    """Return the target's config.json and where it came from.
+
+    Args:
+        target: the target model id or SOURCE rendered into the command.
+        override: ``--target-config SOURCE`` from the command line, if any.
+        recipe_config: ``target_config`` from the recipe/hardware profile (a path relative to
+            the recipe file, or any SOURCE), if any.
+        recipe_dir: directory of the recipe file, to resolve relative ``recipe_config`` paths.
+        where: ``file:line`` for error messages.
+
+    Returns:
+        (config mapping, description of the source used).
+
+    Raises:
+        RecipeError: the config cannot be found offline (message names ``--target-config``).
+    """
+    if override:
+        return _open_config(override), override
+    if recipe_config:
+        candidate = Path(recipe_config)
+        if recipe_dir is not None and not candidate.is_absolute():
+            local = recipe_dir / candidate
+            if local.exists():
+                recipe_config = str(local)
+        return _open_config(recipe_config), recipe_config
+    snap = bundled_snapshot_path(target)
+    if snap is not None:
+        try:
+            data = json.loads(snap.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:  # pragma: no cover - shipped files are valid
+            raise CheckpointFormatError(f"bundled snapshot unreadable: {exc}", path=str(snap))
+        return data["config"], f"bundled snapshot {snap.name}"
+    try:
+        return _open_config(target), target
+    except (SourceError, CheckpointFormatError) as exc:
+        raise RecipeError(
+            f"cannot read the config of target {target!r} to place text_overrides "
+            f"({exc.one_line()})",
+            path=where or None,
+            hint="pass --target-config SOURCE (a checkpoint dir, config.json or snapshot)",
+        ) from None
