@@ -498,9 +498,7 @@ def _load_json_object(path: str, kind: str) -> dict[str, Any]:
     p = Path(path)
     if p.is_dir():
         raise ReportError(
-            f"is a directory, not a {kind} JSON file",
-            path=path,
-            hint="pass the result .json file inside it",
+            "is a directory, not a file", path=path, hint=f"pass the {kind} .json file inside it"
         )
     try:
         text = p.read_text(encoding="utf-8")
@@ -1104,24 +1102,19 @@ def render_plot(report: Report, path: str | os.PathLike[str]) -> None:
     values = [r.change.relative * 100 for r in rows][::-1]  # type: ignore[operator]
     texts = [r.change.text for r in rows][::-1]
     cols = [colours[r.change.verdict] for r in rows][::-1]
-    fig, ax = plt.subplots(figsize=(9, 0.6 * len(rows) + 1.6), dpi=120)
+    fig, ax = plt.subplots(figsize=(10, 0.55 * len(rows) + 1.7), dpi=120)
     try:
-        bars = ax.barh(labels, values, color=cols, height=0.6)
+        ax.barh(labels, values, color=cols, height=0.6)
         lo, hi = min(0.0, *values), max(0.0, *values)
-        pad = 0.45 * ((hi - lo) or 1.0)  # room for the annotation text on either side
-        ax.set_xlim(lo - (pad if lo < 0 else 0.05 * pad), hi + (pad if hi > 0 else 0.05 * pad))
+        pad = 0.08 * ((hi - lo) or 1.0)
+        ax.set_xlim(lo - pad, hi + pad)
         ax.xaxis.set_major_formatter(lambda x, _pos: f"{x:+.0f}%" if x else "0")
         ax.axvline(0, color="#424242", linewidth=0.8)
-        for bar, value, text in zip(bars, values, texts, strict=True):
-            x = bar.get_width()
-            ax.annotate(
-                text,
-                (x, bar.get_y() + bar.get_height() / 2),
-                xytext=(6 if value >= 0 else -6, 0),
-                textcoords="offset points",
-                ha="left" if value >= 0 else "right",
-                va="center",
-                fontsize=9,
+        # The change text of the table, in a column right of the bars (never over a bar).
+        text_at = ax.get_yaxis_transform()  # x in axes fraction, y in data
+        for y, (text, colour) in enumerate(zip(texts, cols, strict=True)):
+            ax.text(
+                1.02, y, text, transform=text_at, va="center", ha="left", fontsize=9, color=colour
             )
         a, b = report.labels
         ax.set_xlabel(f"relative change of {b} vs {a}")
