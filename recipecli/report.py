@@ -372,7 +372,7 @@ class Row:
     failed: tuple[Stat, Stat] | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON form of the row (the requests row adds ``failed`` per side)."""
+        """JSON form of the row (plus ``failed`` on the requests row, ``stderr`` on eval rows)."""
         out = {
             "key": self.key,
             "label": self.label,
@@ -385,6 +385,8 @@ class Row:
             "verdict": self.change.verdict,
             "change": self.change.text,
         }
+        if self.stderr != (None, None):
+            out["stderr"] = {"baseline": self.stderr[0], "candidate": self.stderr[1]}
         if self.failed is not None:
             out["failed"] = {
                 "baseline": self.failed[0].to_dict(),

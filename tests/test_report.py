@@ -497,6 +497,10 @@ def test_eval_scores_rows(capsys, seed_files, tmp_path):
         "| -0.0050 (gsm8k exact_match,strict-match regression) |"
     ) in out
     assert "| gsm8k exact_match (flexible-extract) | 0.9450 | 0.9450 | same |" in out
+    code, out, _ = run_cli(capsys, *seed_files, "--eval-a", ea, "--eval-b", eb, "--json")
+    row = rows_by_key(out)["eval:gsm8k:exact_match,strict-match"]
+    assert row["stderr"] == {"baseline": 0.0155, "candidate": 0.0162}
+    assert row["delta"] == pytest.approx(-0.005) and row["verdict"] == "regression"
 
 
 def test_eval_repeated_runs_and_one_side(capsys, seed_files, tmp_path):
