@@ -172,12 +172,13 @@ TORCH_TO_SAFETENSORS: Mapping[str, str] = {
 }
 
 
-def _import_torch() -> Any:
+def _import_torch(path: Path | None = None) -> Any:
     try:
         import torch
     except ImportError:
         raise MissingDependencyError(
             "reading .bin (pickle) checkpoints needs torch, which is not installed",
+            path=str(path) if path is not None else None,
             hint="pip install 'recipecli[kernels]', or convert the checkpoint to safetensors",
         ) from None
     return torch
@@ -185,7 +186,7 @@ def _import_torch() -> Any:
 
 def load_torch_state(path: Path) -> Mapping[str, Any]:
     """``torch.load(path, weights_only=True, mmap=True)``: tensors are mapped, not read."""
-    torch = _import_torch()
+    torch = _import_torch(path)
     try:
         state = torch.load(str(path), map_location="cpu", weights_only=True, mmap=True)
     except Exception as exc:  # torch raises many types for corrupt pickles
