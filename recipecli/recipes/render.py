@@ -223,10 +223,10 @@ def check_text_overrides(
                 evidence={"key": key}, source=f"{where}; engine-facts §4 (model-runner #912)"))
             continue
         if text is not None and key not in text.config:
-            inside = f"{text.path_str} " if text.wrapped else ""
+            inside = f" ({text.path_str})" if text.wrapped else ""
             out.append(Finding(
                 "recipe.override_absent", "warning", engine,
-                f"text_overrides.{key} is not in the target's {inside}config (the model code may "
+                f"text_overrides.{key} is not in the target's text config{inside} (the model code may "
                 f"still read it)", evidence={"key": key}, source=where))
         if engine == "tokenspeed" and key in E.TOKENSPEED_DRAFT_SHARED_KEYS:
             out.append(Finding(

@@ -1,0 +1,38 @@
+"""`recipecli lint RECIPE…`: schema, unknown/removed flags per engine (with "did you mean"), env
+vars for the vendor, tokenspeed TP/top-k rules, misplaced overrides. Exit 1 on any error."""
+
+from __future__ import annotations
+
+import click
+
+from recipecli.errors import EXIT_FINDINGS, EXIT_OK
+
+
+@click.command("lint")
+@click.argument("recipes", nargs=-1, required=True)
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON document on stdout.")
+@click.option("--strict", is_flag=True, help="Exit 1 on warnings too.")
+def command(recipes: tuple[str, ...], as_json: bool, strict: bool) -> int:
+    """Lint recipe files (or bundled recipe names).
+
+    Example: recipecli lint my-recipe.yaml minimax-m3-eagle3
+    """
+    from recipecli.findings import has_errors
+    from recipecli.output import emit_json
+    from recipecli.recipes.lint import lint_recipe
+
+    results = {ref: lint_recipe(ref) for ref in recipes}
+    bad = any(has_errors(f, strict=strict) for f in results.values())
+    if as_json:
+        emit_json({"ok": not bad,
+                   "recipes": [{"recipe": ref, "findings": [f.to_dict() for f in fs]}
+                               for ref, fs in results.items()]})
+        return EXIT_FINDINGS if bad else EXIT_OK
+    for ref, findings in results.items():
+        if not findings:
+            click.echo(f"{ref}: ok")
+        for f in findings:
+            where, _, rule = f.source.partition("; ")
+            tail = f"  [{rule}]" if rule else ""
+            click.echo(f"{where}: {f.severity}: {f.code}: {f.message}{tail}")
+    return EXIT_FINDINGS if bad else EXIT_OK

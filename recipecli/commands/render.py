@@ -1,0 +1,83 @@
+"""`recipecli render RECIPE --engine vllm|tokenspeed`: serve, bench and eval commands from one
+YAML recipe (a file or a bundled recipe name; `--list` shows the bundled ones)."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from recipecli.errors import UsageError
+
+
+@click.command("render")
+@click.argument("recipe", required=False)
+@click.option("--engine", type=click.Choice(["vllm", "tokenspeed"]), help="Engine to render for.")
+@click.option("--hardware", help="Hardware profile of the recipe (default: its default_hardware).")
+@click.option("--what", type=click.Choice(["serve", "bench", "eval", "all"]), default="serve",
+              show_default=True, help="Which command(s) to render.")
+@click.option("--format", "fmt", type=click.Choice(["shell", "argv-json", "vllm-config"]),
+              default="shell", show_default=True,
+              help="shell: export lines + one flag per line; argv-json: {env, argv}; "
+                   "vllm-config: YAML for `vllm serve --config` (serve only).")
+@click.option("--target-config", metavar="SOURCE",
+              help="Where to read the target's config.json (dir, config.json, snapshot, repo id).")
+@click.option("--set", "sets", multiple=True, metavar="NAME=VALUE",
+              help="Override a serve field (max_model_len=65536) or an engine flag "
+                   "(served-model-name=m3); last wins. Repeatable.")
+@click.option("--list", "list_", is_flag=True, help="List the bundled recipes and exit.")
+@click.option("--templates", metavar="DIR", help="Directory of templates overriding the bundled ones.")
+def command(recipe, engine, hardware, what, fmt, target_config, sets, list_, templates) -> int:
+    """Render commands for ENGINE from RECIPE.
+
+    Example: recipecli render minimax-m3-eagle3 --engine vllm --hardware mi355x --what all
+    """
+    from recipecli.recipes.loader import bundled_names, load_recipe
+    from recipecli.recipes.render import format_shell, render_all, vllm_config_mapping
+    from recipecli.recipes.templating import render_template
+
+    if list_:
+        for name in bundled_names():
+            r = load_recipe(name)
+            click.echo(f"{name}\t{r.get('title', '')}\t(engines: vllm, tokenspeed; hardware: "
+                       f"{', '.join(r.get('hardware') or {}) or 'none'})")
+        return 0
+    if recipe is None:
+        raise UsageError("missing RECIPE (a file or a bundled name; see `recipecli render --list`)")
+    if engine is None:
+        raise UsageError("missing --engine (vllm or tokenspeed)")
+    if fmt == "vllm-config" and (engine != "vllm" or what != "serve"):
+        raise UsageError("--format vllm-config needs --engine vllm and --what serve")
+
+    loaded = load_recipe(recipe)
+    rendered = render_all(loaded, engine, hardware=hardware, what=what, sets=sets,
+                          target_config=target_config)
+    shown: set[str] = set()
+    for r in rendered:
+        for w in r.warnings:
+            if w.message not in shown:
+                shown.add(w.message)
+                click.echo(f"recipecli: warning: {w.source}: {w.message}", err=True)
+
+    if fmt == "argv-json":
+        docs = [r.to_dict() | ({"what": r.what} if len(rendered) > 1 else {}) for r in rendered]
+        click.echo(json.dumps(docs[0] if len(docs) == 1 else docs, indent=2, ensure_ascii=False))
+        return 0
+    if fmt == "vllm-config":
+        import yaml
+
+        r = rendered[0]
+        env_text = format_shell(r.env, ["true"]) if r.env else ""
+        env_lines = [line for line in env_text.splitlines() if line.startswith("export ")]
+        body = yaml.safe_dump(vllm_config_mapping(r), sort_keys=False, allow_unicode=True,
+                              width=1 << 16)
+        click.echo(render_template("vllm-config.yaml.j2", {
+            "recipe": loaded.name, "hardware": r.hardware, "env_lines": env_lines,
+            "body": body.rstrip("\n")}, user_dir=templates), nl=False)
+        return 0
+    blocks = [{"what": r.what, "engine": r.engine, "hardware": r.hardware,
+               "shell": format_shell(r.env, r.argv, head=r.head)} for r in rendered]
+    click.echo(render_template("shell.sh.j2", {"blocks": blocks,
+                                               "show_headers": len(blocks) > 1},
+                               user_dir=templates), nl=False)
+    return 0

@@ -1,0 +1,277 @@
+"""``recipecli lint``: findings about a recipe without rendering or touching the network.
+
+Checks (each finding's ``source`` is ``file:line``, plus the rule's origin):
+
+* schema errors (all of them, not just the first);
+* engine flags unknown to the engine's shipped catalog (vLLM: built from the pinned wheel;
+  tokenspeed: engine-facts §5), with "did you mean"; flags REMOVED from vLLM (``--rope-scaling``)
+  with what to use instead; ``bench`` keys unknown to ``vllm bench serve``;
+* env vars wrong for the profile's vendor (``CUDA_VISIBLE_DEVICES``/``ROCR_VISIBLE_DEVICES`` on
+  AMD -> ``HIP_VISIBLE_DEVICES``, ROCm vars on NVIDIA), unknown ``VLLM_*`` vars;
+* tokenspeed: ``--tensor-parallel-size``/``--tp`` together with ``--attn-tp-size``; an EAGLE top-k
+  other than 1 (engine-facts §5);
+* engine flags inside ``text_overrides`` (§4), ``tensor_parallel_size`` inside the speculative
+  config (§4), JSON-valued args that are not valid JSON, a ``default_hardware`` that names no
+  profile.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from recipecli.errors import RecipeError
+from recipecli.findings import Finding
+from recipecli.recipes import engines as E
+from recipecli.recipes.catalog import Catalog, load_catalog
+from recipecli.recipes.loader import Recipe, load_recipe
+from recipecli.recipes.render import check_text_overrides
+from recipecli.recipes.schema import validate
+
+
+def _finding(code: str, severity: str, engine: str, message: str, where: str, rule: str = "",
+             **evidence: Any) -> Finding:
+    source = f"{where}; {rule}" if rule else where
+    return Finding(code, severity, engine, message, evidence=evidence, source=source)  # type: ignore[arg-type]
+
+
+def check_flag(catalog: Catalog, flag: str, value: Any, where: str,
+               command: str = "serve") -> list[Finding]:
+    """Findings for one engine flag (long form with dashes): unknown / removed / bad JSON.
+
+    Args:
+        catalog: the engine's catalog.
+        flag: e.g. ``--max-model-len``.
+        value: the recipe value.
+        where: ``file:line``.
+        command: catalog command (``serve`` or ``bench serve``).
+
+    Returns:
+        findings (empty when the flag is fine).
+    """
+    engine = catalog.engine
+    label = f"{engine} {command}"
+    rule = f"{engine} {catalog.version} flag catalog"
+    entry = catalog.flags(command).get(flag)
+    if entry is None:
+        removed = catalog.removed.get(flag) if command == "serve" else None
+        if removed is not None:
+            return [_finding("recipe.flag_removed", "error", engine,
+                             f"{flag} was removed from {label} (last seen in "
+                             f"{removed['last_seen_in']}): {removed['hint']}", where, rule,
+                             flag=flag)]
+        close = catalog.suggest(flag, command)
+        hint = f"; did you mean {close}?" if close else ""
+        return [_finding("recipe.flag_unknown", "error", engine,
+                         f"{flag} is not a {label} flag{hint}", where, rule, flag=flag,
+                         suggestion=close)]
+    if entry.get("kind") == "json" and isinstance(value, str):
+        try:
+            json.loads(value)
+        except ValueError as exc:
+            return [_finding("recipe.json_invalid", "error", engine,
+                             f"{flag} takes JSON but {value!r} is not valid JSON ({exc}); write "
+                             f"a YAML mapping instead", where, rule, flag=flag)]
+    return []
+
+
+def _engine_arg_sets(recipe: Recipe, engine: str) -> Iterable[tuple[str, Mapping[str, Any],
+                                                                    tuple[str, ...]]]:
+    """(label, args, key path) of every args mapping for ``engine``."""
+    eng = (recipe.get("engines") or {}).get(engine) or {}
+    yield "engines", eng.get("args") or {}, ("engines", engine, "args")
+    for name, hw in (recipe.get("hardware") or {}).items():
+        args = ((hw or {}).get("args") or {}).get(engine)
+        if args:
+            yield f"hardware {name}", args, ("hardware", name, "args", engine)
+
+
+def _lint_flags(recipe: Recipe) -> list[Finding]:
+    out: list[Finding] = []
+    for engine in E.ENGINES:
+        catalog = load_catalog(engine)
+        for _, args, path in _engine_arg_sets(recipe, engine):
+            for key, value in args.items():
+                flag = "--" + str(key).lstrip("-")
+                out.extend(check_flag(catalog, flag, value, recipe.where(*path, key)))
+                if flag == "--speculative-config":
+                    out.extend(_lint_spec_config(recipe, engine, value, recipe.where(*path, key)))
+        spec_extra = ((recipe.get("engines") or {}).get(engine) or {}).get("speculative_config")
+        if spec_extra:
+            out.extend(_lint_spec_config(recipe, engine, spec_extra,
+                                         recipe.where("engines", engine, "speculative_config")))
+    bench = recipe.get("bench") or {}
+    vllm = load_catalog("vllm")
+    for key, value in bench.items():
+        if key == "base_url":
+            continue
+        out.extend(check_flag(vllm, "--" + key.replace("_", "-"), value,
+                              recipe.where("bench", key), command="bench serve"))
+    return out
+
+
+def _lint_spec_config(recipe: Recipe, engine: str, value: Any, where: str) -> list[Finding]:
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            return []  # reported by check_flag
+    if isinstance(value, Mapping) and "tensor_parallel_size" in value:
+        return [_finding("recipe.spec_tensor_parallel", "error", engine,
+                         "the speculative config must not contain tensor_parallel_size (vLLM "
+                         "rejects it); use draft_tensor_parallel_size (1 or the target TP)",
+                         where, "engine-facts §4")]
+    return []
+
+
+def _vendor_env_sets(recipe: Recipe) -> Iterable[tuple[str, str, str, Mapping[str, Any],
+                                                         tuple[str, ...]]]:
+    """(engine or 'any', vendor, label, env, key path) for every env that reaches a profile."""
+    profiles = recipe.get("hardware") or {}
+    for name, hw in profiles.items():
+        hw = hw or {}
+        vendor = hw.get("vendor")
+        yield "any", vendor, name, hw.get("env") or {}, ("hardware", name, "env")
+        for engine, env in (hw.get("engine_env") or {}).items():
+            yield engine, vendor, name, env or {}, ("hardware", name, "engine_env", engine)
+        for engine, eng in (recipe.get("engines") or {}).items():
+            yield engine, vendor, name, (eng or {}).get("env") or {}, ("engines", engine, "env")
+
+
+def _lint_env(recipe: Recipe) -> list[Finding]:
+    out: list[Finding] = []
+    seen: set[tuple[str, str]] = set()
+    for engine, vendor, profile, env, path in _vendor_env_sets(recipe):
+        for name in env:
+            where = recipe.where(*path, name)
+            for rule in E.ENV_RULES:
+                if rule.vendor == vendor and rule.matches(name) and (where, rule.prefix) not in seen:
+                    seen.add((where, rule.prefix))
+                    out.append(_finding("recipe.env_vendor", "error", engine,
+                                        f"{name} on {vendor} profile {profile!r}: {rule.message}",
+                                        where, rule.source, name=name, vendor=vendor))
+            prefix_engine = [e for e, p in E.ENGINE_ENV_PREFIX.items() if name.startswith(p)]
+            for eng in prefix_engine:
+                catalog = load_catalog(eng)
+                if name not in catalog.env and (where, name) not in seen:
+                    seen.add((where, name))
+                    close = catalog.suggest_env(name)
+                    hint = f"; did you mean {close}?" if close else ""
+                    out.append(_finding("recipe.env_unknown", "warning", eng,
+                                        f"{name} is not an env var vLLM {catalog.version} "
+                                        f"reads{hint}", where, "vllm/envs.py", name=name))
+    return out
+
+
+def _tokenspeed_layers(recipe: Recipe) -> Iterable[tuple[str | None, dict[str, tuple[Any, str]]]]:
+    """Merged tokenspeed flags (value, where) per hardware profile (None = no profile)."""
+    base: dict[str, tuple[Any, str]] = {}
+    for key, value in (recipe.get("serve") or {}).items():
+        flag = E.SERVE_FIELDS.get(key, ("", {}))[1].get("tokenspeed")
+        if flag:
+            base[flag] = (value, recipe.where("serve", key))
+    eng_args = ((recipe.get("engines") or {}).get("tokenspeed") or {}).get("args") or {}
+    for key, value in eng_args.items():
+        base["--" + key] = (value, recipe.where("engines", "tokenspeed", "args", key))
+    profiles = recipe.get("hardware") or {}
+    yield None, dict(base)
+    for name, hw in profiles.items():
+        merged = dict(base)
+        for key, value in (((hw or {}).get("args") or {}).get("tokenspeed") or {}).items():
+            merged["--" + key] = (value, recipe.where("hardware", name, "args", "tokenspeed", key))
+        yield name, merged
+
+
+def _lint_tokenspeed(recipe: Recipe) -> list[Finding]:
+    out: list[Finding] = []
+    catalog = load_catalog("tokenspeed")
+    seen: set[str] = set()
+    for _, flags in _tokenspeed_layers(recipe):
+        present = {f: v for f, v in flags.items() if v[0] not in (False, None)}
+        tp_like = [f for f in present if catalog.canonical(f) == "--attn-tp-size"]
+        if "--attn-tp-size" in tp_like and len(tp_like) > 1:
+            other = next(f for f in tp_like if f != "--attn-tp-size")
+            where = present["--attn-tp-size"][1]
+            if where not in seen:
+                seen.add(where)
+                out.append(_finding("recipe.tokenspeed_tp_conflict", "error", "tokenspeed",
+                                    f"{other} is an alias of --attn-tp-size in tokenspeed; giving "
+                                    f"both is an error: keep one", where, "engine-facts §5"))
+        topk = present.get("--speculative-eagle-topk")
+        if topk is not None and topk[0] != 1 and topk[1] not in seen:
+            seen.add(topk[1])
+            out.append(_finding("recipe.tokenspeed_topk", "error", "tokenspeed",
+                                f"--speculative-eagle-topk {topk[0]}: tokenspeed only allows 1",
+                                topk[1], "engine-facts §5"))
+    return out
+
+
+def _lint_overrides(recipe: Recipe) -> list[Finding]:
+    overrides = recipe.get("text_overrides") or {}
+    if not overrides:
+        return []
+    where = recipe.where("text_overrides")
+    config = None
+    from recipecli.recipes.targets import bundled_snapshot_path
+
+    snap = bundled_snapshot_path(str(recipe.get("target", "")))
+    if snap is not None:
+        config = json.loads(snap.read_text(encoding="utf-8"))["config"]
+    out: list[Finding] = []
+    for engine in E.ENGINES:
+        for f in check_text_overrides(engine, overrides, config, where):
+            if f.code == "recipe.override_absent" and engine != "vllm":
+                continue  # same fact, report once
+            out.append(f)
+    # engine-flag errors are engine-independent: report once
+    dedup: dict[tuple[str, str], Finding] = {}
+    for f in out:
+        key = (f.code, json.dumps(dict(f.evidence), sort_keys=True))
+        if f.code == "recipe.override_hits_draft" or key not in dedup:
+            dedup[key] = f
+    return list(dedup.values())
+
+
+def _lint_misc(recipe: Recipe) -> list[Finding]:
+    out: list[Finding] = []
+    default = recipe.get("default_hardware")
+    profiles = recipe.get("hardware") or {}
+    if default is not None and default not in profiles:
+        out.append(_finding("recipe.default_hardware", "error", "any",
+                            f"default_hardware {default!r} names no hardware profile "
+                            f"(profiles: {', '.join(profiles) or 'none'})",
+                            recipe.where("default_hardware")))
+    return out
+
+
+def lint_recipe(ref: str) -> list[Finding]:
+    """Lint one recipe.
+
+    Args:
+        ref: recipe path or bundled name.
+
+    Returns:
+        findings, schema errors first. A YAML-level problem (invalid YAML, alias, duplicate key,
+        too large) is returned as one ``recipe.yaml`` error.
+
+    Raises:
+        RecipeError: only when the file cannot be found at all.
+    """
+    try:
+        recipe = load_recipe(ref, validate_schema=False)
+    except RecipeError as exc:
+        if exc.message.startswith("no such recipe"):
+            raise
+        return [_finding("recipe.yaml", "error", "any", exc.message, exc.path or ref)]
+    schema_errors = validate(recipe.data)
+    out = [
+        _finding("recipe.schema", "error", "any", message, recipe.where(*path),
+                 "docs/recipe.schema.json")
+        for path, message in schema_errors
+    ]
+    if schema_errors:
+        return out  # the remaining checks assume the documented shapes
+    for check in (_lint_misc, _lint_flags, _lint_env, _lint_tokenspeed, _lint_overrides):
+        out.extend(check(recipe))
+    return out
