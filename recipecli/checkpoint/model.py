@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Literal
 
@@ -120,6 +121,14 @@ class Checkpoint:
     values: Mapping[str, bytes] = field(default_factory=dict)
     read_raw: ValueReader | None = field(default=None, compare=False, repr=False)
     notes: tuple[str, ...] = ()
+    origin: str | None = None
+
+    @property
+    def display_name(self) -> str:
+        """The source as given, plus the original source for snapshots."""
+        if self.origin and self.origin != self.source:
+            return f"{self.origin} (snapshot {Path(self.source).name})"
+        return self.source
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "config", MappingProxyType(dict(self.config)))

@@ -119,6 +119,7 @@ def load_snapshot(data: dict[str, Any], *, path: Path, source: str) -> Checkpoin
         revision=data.get("revision"),
         values=values,
         notes=notes,
+        origin=str(data["source"]) if data.get("source") else None,
     )
 
 

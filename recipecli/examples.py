@@ -1,0 +1,37 @@
+"""Bundled example checkpoint pairs (metadata snapshots) for `recipecli check --example NAME`."""
+
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+
+from recipecli.errors import UsageError
+
+#: name -> (target snapshot, draft snapshot), files under recipecli/data/examples/
+EXAMPLES: dict[str, tuple[str, str]] = {
+    "llama3.1-8b-eagle3": (
+        "llama3.1-8b-instruct.target.json",
+        "eagle3-llama3.1-instruct-8b.draft.json",
+    ),
+}
+
+
+def examples_dir() -> Path:
+    """Directory of the bundled example snapshots (inside the installed package)."""
+    return Path(str(resources.files("recipecli.data").joinpath("examples")))
+
+
+def list_example_names() -> list[str]:
+    return sorted(EXAMPLES)
+
+
+def example_pair(name: str) -> tuple[str, str]:
+    """Paths of the (target, draft) snapshots of example ``name``.
+
+    Raises:
+        UsageError: unknown example name.
+    """
+    if name not in EXAMPLES:
+        raise UsageError(f"unknown example {name!r}; available: {', '.join(list_example_names())}")
+    target, draft = EXAMPLES[name]
+    return str(examples_dir() / target), str(examples_dir() / draft)
