@@ -52,8 +52,10 @@ def _safe_shard_path(root: Path, shard: Any, index_path: Path) -> str:
             path=str(index_path),
             hint="shard names must be plain relative file names",
         )
-    resolved = (root / shard).resolve()
-    if root.resolve() not in resolved.parents:
+    # Lexical check only: shards may be symlinks leaving the directory (the HF cache links
+    # snapshots/<sha>/<file> to ../../blobs/<hash>); the index itself must not point outside.
+    normalised = Path(os.path.normpath(root / shard))
+    if Path(os.path.normpath(root)) not in normalised.parents:
         raise CheckpointFormatError(
             f"weight_map points outside the checkpoint directory: {shard!r}", path=str(index_path)
         )
