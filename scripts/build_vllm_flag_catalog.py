@@ -306,9 +306,7 @@ def env_vars(text: str) -> list[str]:
         elif isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name):
             target = node.targets[0].id
         if target == "environment_variables" and isinstance(node.value, ast.Dict):
-            names.update(
-                k.value for k in node.value.keys if isinstance(k, ast.Constant)
-            )
+            names.update(k.value for k in node.value.keys if isinstance(k, ast.Constant))
     return sorted(names)
 
 
@@ -342,7 +340,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.old_version:
             old_wheel = args.old_wheel or fetch_wheel(args.old_version, Path(tmp))
             old = build(old_wheel)
-            for flag, entry in old["serve"].items():
+            for flag in old["serve"]:
                 if flag not in commands["serve"] and flag.startswith("--"):
                     removed[flag] = {
                         "last_seen_in": args.old_version,

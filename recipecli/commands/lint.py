@@ -24,9 +24,15 @@ def command(recipes: tuple[str, ...], as_json: bool, strict: bool) -> int:
     results = {ref: lint_recipe(ref) for ref in recipes}
     bad = any(has_errors(f, strict=strict) for f in results.values())
     if as_json:
-        emit_json({"ok": not bad,
-                   "recipes": [{"recipe": ref, "findings": [f.to_dict() for f in fs]}
-                               for ref, fs in results.items()]})
+        emit_json(
+            {
+                "ok": not bad,
+                "recipes": [
+                    {"recipe": ref, "findings": [f.to_dict() for f in fs]}
+                    for ref, fs in results.items()
+                ],
+            }
+        )
         return EXIT_FINDINGS if bad else EXIT_OK
     for ref, findings in results.items():
         if not findings:

@@ -14,19 +14,39 @@ from recipecli.errors import UsageError
 @click.argument("recipe", required=False)
 @click.option("--engine", type=click.Choice(["vllm", "tokenspeed"]), help="Engine to render for.")
 @click.option("--hardware", help="Hardware profile of the recipe (default: its default_hardware).")
-@click.option("--what", type=click.Choice(["serve", "bench", "eval", "all"]), default="serve",
-              show_default=True, help="Which command(s) to render.")
-@click.option("--format", "fmt", type=click.Choice(["shell", "argv-json", "vllm-config"]),
-              default="shell", show_default=True,
-              help="shell: export lines + one flag per line; argv-json: {env, argv}; "
-                   "vllm-config: YAML for `vllm serve --config` (serve only).")
-@click.option("--target-config", metavar="SOURCE",
-              help="Where to read the target's config.json (dir, config.json, snapshot, repo id).")
-@click.option("--set", "sets", multiple=True, metavar="NAME=VALUE",
-              help="Override a serve field (max_model_len=65536) or an engine flag "
-                   "(served-model-name=m3); last wins. Repeatable.")
+@click.option(
+    "--what",
+    type=click.Choice(["serve", "bench", "eval", "all"]),
+    default="serve",
+    show_default=True,
+    help="Which command(s) to render.",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["shell", "argv-json", "vllm-config"]),
+    default="shell",
+    show_default=True,
+    help="shell: export lines + one flag per line; argv-json: {env, argv}; "
+    "vllm-config: YAML for `vllm serve --config` (serve only).",
+)
+@click.option(
+    "--target-config",
+    metavar="SOURCE",
+    help="Where to read the target's config.json (dir, config.json, snapshot, repo id).",
+)
+@click.option(
+    "--set",
+    "sets",
+    multiple=True,
+    metavar="NAME=VALUE",
+    help="Override a serve field (max_model_len=65536) or an engine flag "
+    "(served-model-name=m3); last wins. Repeatable.",
+)
 @click.option("--list", "list_", is_flag=True, help="List the bundled recipes and exit.")
-@click.option("--templates", metavar="DIR", help="Directory of templates overriding the bundled ones.")
+@click.option(
+    "--templates", metavar="DIR", help="Directory of templates overriding the bundled ones."
+)
 def command(recipe, engine, hardware, what, fmt, target_config, sets, list_, templates) -> int:
     """Render commands for ENGINE from RECIPE.
 
@@ -39,8 +59,10 @@ def command(recipe, engine, hardware, what, fmt, target_config, sets, list_, tem
     if list_:
         for name in bundled_names():
             r = load_recipe(name)
-            click.echo(f"{name}\t{r.get('title', '')}\t(engines: vllm, tokenspeed; hardware: "
-                       f"{', '.join(r.get('hardware') or {}) or 'none'})")
+            click.echo(
+                f"{name}\t{r.get('title', '')}\t(engines: vllm, tokenspeed; hardware: "
+                f"{', '.join(r.get('hardware') or {}) or 'none'})"
+            )
         return 0
     if recipe is None:
         raise UsageError("missing RECIPE (a file or a bundled name; see `recipecli render --list`)")
@@ -50,8 +72,9 @@ def command(recipe, engine, hardware, what, fmt, target_config, sets, list_, tem
         raise UsageError("--format vllm-config needs --engine vllm and --what serve")
 
     loaded = load_recipe(recipe)
-    rendered = render_all(loaded, engine, hardware=hardware, what=what, sets=sets,
-                          target_config=target_config)
+    rendered = render_all(
+        loaded, engine, hardware=hardware, what=what, sets=sets, target_config=target_config
+    )
     shown: set[str] = set()
     for r in rendered:
         for w in r.warnings:
@@ -69,15 +92,36 @@ def command(recipe, engine, hardware, what, fmt, target_config, sets, list_, tem
         r = rendered[0]
         env_text = format_shell(r.env, ["true"]) if r.env else ""
         env_lines = [line for line in env_text.splitlines() if line.startswith("export ")]
-        body = yaml.safe_dump(vllm_config_mapping(r), sort_keys=False, allow_unicode=True,
-                              width=1 << 16)
-        click.echo(render_template("vllm-config.yaml.j2", {
-            "recipe": loaded.name, "hardware": r.hardware, "env_lines": env_lines,
-            "body": body.rstrip("\n")}, user_dir=templates), nl=False)
+        body = yaml.safe_dump(
+            vllm_config_mapping(r), sort_keys=False, allow_unicode=True, width=1 << 16
+        )
+        click.echo(
+            render_template(
+                "vllm-config.yaml.j2",
+                {
+                    "recipe": loaded.name,
+                    "hardware": r.hardware,
+                    "env_lines": env_lines,
+                    "body": body.rstrip("\n"),
+                },
+                user_dir=templates,
+            ),
+            nl=False,
+        )
         return 0
-    blocks = [{"what": r.what, "engine": r.engine, "hardware": r.hardware,
-               "shell": format_shell(r.env, r.argv, head=r.head)} for r in rendered]
-    click.echo(render_template("shell.sh.j2", {"blocks": blocks,
-                                               "show_headers": len(blocks) > 1},
-                               user_dir=templates), nl=False)
+    blocks = [
+        {
+            "what": r.what,
+            "engine": r.engine,
+            "hardware": r.hardware,
+            "shell": format_shell(r.env, r.argv, head=r.head),
+        }
+        for r in rendered
+    ]
+    click.echo(
+        render_template(
+            "shell.sh.j2", {"blocks": blocks, "show_headers": len(blocks) > 1}, user_dir=templates
+        ),
+        nl=False,
+    )
     return 0

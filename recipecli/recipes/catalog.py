@@ -76,7 +76,7 @@ def catalogs_dir() -> Path:
     return Path(str(resources.files("recipecli.data"))) / "catalogs"
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def load_catalog(engine: str) -> Catalog:
     """Load the shipped catalog of ``engine``.
 

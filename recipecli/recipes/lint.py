@@ -30,14 +30,16 @@ from recipecli.recipes.render import check_text_overrides
 from recipecli.recipes.schema import validate
 
 
-def _finding(code: str, severity: str, engine: str, message: str, where: str, rule: str = "",
-             **evidence: Any) -> Finding:
+def _finding(
+    code: str, severity: str, engine: str, message: str, where: str, rule: str = "", **evidence: Any
+) -> Finding:
     source = f"{where}; {rule}" if rule else where
     return Finding(code, severity, engine, message, evidence=evidence, source=source)  # type: ignore[arg-type]
 
 
-def check_flag(catalog: Catalog, flag: str, value: Any, where: str,
-               command: str = "serve") -> list[Finding]:
+def check_flag(
+    catalog: Catalog, flag: str, value: Any, where: str, command: str = "serve"
+) -> list[Finding]:
     """Findings for one engine flag (long form with dashes): unknown / removed / bad JSON.
 
     Args:
@@ -57,27 +59,54 @@ def check_flag(catalog: Catalog, flag: str, value: Any, where: str,
     if entry is None:
         removed = catalog.removed.get(flag) if command == "serve" else None
         if removed is not None:
-            return [_finding("recipe.flag_removed", "error", engine,
-                             f"{flag} was removed from {label} (last seen in "
-                             f"{removed['last_seen_in']}): {removed['hint']}", where, rule,
-                             flag=flag)]
+            return [
+                _finding(
+                    "recipe.flag_removed",
+                    "error",
+                    engine,
+                    f"{flag} was removed from {label} (last seen in "
+                    f"{removed['last_seen_in']}): {removed['hint']}",
+                    where,
+                    rule,
+                    flag=flag,
+                )
+            ]
         close = catalog.suggest(flag, command)
         hint = f"; did you mean {close}?" if close else ""
-        return [_finding("recipe.flag_unknown", "error", engine,
-                         f"{flag} is not a {label} flag{hint}", where, rule, flag=flag,
-                         suggestion=close)]
+        return [
+            _finding(
+                "recipe.flag_unknown",
+                "error",
+                engine,
+                f"{flag} is not a {label} flag{hint}",
+                where,
+                rule,
+                flag=flag,
+                suggestion=close,
+            )
+        ]
     if entry.get("kind") == "json" and isinstance(value, str):
         try:
             json.loads(value)
         except ValueError as exc:
-            return [_finding("recipe.json_invalid", "error", engine,
-                             f"{flag} takes JSON but {value!r} is not valid JSON ({exc}); write "
-                             f"a YAML mapping instead", where, rule, flag=flag)]
+            return [
+                _finding(
+                    "recipe.json_invalid",
+                    "error",
+                    engine,
+                    f"{flag} takes JSON but {value!r} is not valid JSON ({exc}); write "
+                    f"a YAML mapping instead",
+                    where,
+                    rule,
+                    flag=flag,
+                )
+            ]
     return []
 
 
-def _engine_arg_sets(recipe: Recipe, engine: str) -> Iterable[tuple[str, Mapping[str, Any],
-                                                                    tuple[str, ...]]]:
+def _engine_arg_sets(
+    recipe: Recipe, engine: str
+) -> Iterable[tuple[str, Mapping[str, Any], tuple[str, ...]]]:
     """(label, args, key path) of every args mapping for ``engine``."""
     eng = (recipe.get("engines") or {}).get(engine) or {}
     yield "engines", eng.get("args") or {}, ("engines", engine, "args")
@@ -99,15 +128,28 @@ def _lint_flags(recipe: Recipe) -> list[Finding]:
                     out.extend(_lint_spec_config(recipe, engine, value, recipe.where(*path, key)))
         spec_extra = ((recipe.get("engines") or {}).get(engine) or {}).get("speculative_config")
         if spec_extra:
-            out.extend(_lint_spec_config(recipe, engine, spec_extra,
-                                         recipe.where("engines", engine, "speculative_config")))
+            out.extend(
+                _lint_spec_config(
+                    recipe,
+                    engine,
+                    spec_extra,
+                    recipe.where("engines", engine, "speculative_config"),
+                )
+            )
     bench = recipe.get("bench") or {}
     vllm = load_catalog("vllm")
     for key, value in bench.items():
         if key == "base_url":
             continue
-        out.extend(check_flag(vllm, "--" + key.replace("_", "-"), value,
-                              recipe.where("bench", key), command="bench serve"))
+        out.extend(
+            check_flag(
+                vllm,
+                "--" + key.replace("_", "-"),
+                value,
+                recipe.where("bench", key),
+                command="bench serve",
+            )
+        )
     return out
 
 
@@ -118,15 +160,23 @@ def _lint_spec_config(recipe: Recipe, engine: str, value: Any, where: str) -> li
         except ValueError:
             return []  # reported by check_flag
     if isinstance(value, Mapping) and "tensor_parallel_size" in value:
-        return [_finding("recipe.spec_tensor_parallel", "error", engine,
-                         "the speculative config must not contain tensor_parallel_size (vLLM "
-                         "rejects it); use draft_tensor_parallel_size (1 or the target TP)",
-                         where, "engine-facts §4")]
+        return [
+            _finding(
+                "recipe.spec_tensor_parallel",
+                "error",
+                engine,
+                "the speculative config must not contain tensor_parallel_size (vLLM "
+                "rejects it); use draft_tensor_parallel_size (1 or the target TP)",
+                where,
+                "engine-facts §4",
+            )
+        ]
     return []
 
 
-def _vendor_env_sets(recipe: Recipe) -> Iterable[tuple[str, str, str, Mapping[str, Any],
-                                                         tuple[str, ...]]]:
+def _vendor_env_sets(
+    recipe: Recipe,
+) -> Iterable[tuple[str, str, str, Mapping[str, Any], tuple[str, ...]]]:
     """(engine or 'any', vendor, label, env, key path) for every env that reaches a profile."""
     profiles = recipe.get("hardware") or {}
     for name, hw in profiles.items():
@@ -146,11 +196,24 @@ def _lint_env(recipe: Recipe) -> list[Finding]:
         for name in env:
             where = recipe.where(*path, name)
             for rule in E.ENV_RULES:
-                if rule.vendor == vendor and rule.matches(name) and (where, rule.prefix) not in seen:
+                if (
+                    rule.vendor == vendor
+                    and rule.matches(name)
+                    and (where, rule.prefix) not in seen
+                ):
                     seen.add((where, rule.prefix))
-                    out.append(_finding("recipe.env_vendor", "error", engine,
-                                        f"{name} on {vendor} profile {profile!r}: {rule.message}",
-                                        where, rule.source, name=name, vendor=vendor))
+                    out.append(
+                        _finding(
+                            "recipe.env_vendor",
+                            "error",
+                            engine,
+                            f"{name} on {vendor} profile {profile!r}: {rule.message}",
+                            where,
+                            rule.source,
+                            name=name,
+                            vendor=vendor,
+                        )
+                    )
             prefix_engine = [e for e, p in E.ENGINE_ENV_PREFIX.items() if name.startswith(p)]
             for eng in prefix_engine:
                 catalog = load_catalog(eng)
@@ -158,9 +221,17 @@ def _lint_env(recipe: Recipe) -> list[Finding]:
                     seen.add((where, name))
                     close = catalog.suggest_env(name)
                     hint = f"; did you mean {close}?" if close else ""
-                    out.append(_finding("recipe.env_unknown", "warning", eng,
-                                        f"{name} is not an env var vLLM {catalog.version} "
-                                        f"reads{hint}", where, "vllm/envs.py", name=name))
+                    out.append(
+                        _finding(
+                            "recipe.env_unknown",
+                            "warning",
+                            eng,
+                            f"{name} is not an env var vLLM {catalog.version} reads{hint}",
+                            where,
+                            "vllm/envs.py",
+                            name=name,
+                        )
+                    )
     return out
 
 
@@ -195,15 +266,30 @@ def _lint_tokenspeed(recipe: Recipe) -> list[Finding]:
             where = present["--attn-tp-size"][1]
             if where not in seen:
                 seen.add(where)
-                out.append(_finding("recipe.tokenspeed_tp_conflict", "error", "tokenspeed",
-                                    f"{other} is an alias of --attn-tp-size in tokenspeed; giving "
-                                    f"both is an error: keep one", where, "engine-facts §5"))
+                out.append(
+                    _finding(
+                        "recipe.tokenspeed_tp_conflict",
+                        "error",
+                        "tokenspeed",
+                        f"{other} is an alias of --attn-tp-size in tokenspeed; giving "
+                        f"both is an error: keep one",
+                        where,
+                        "engine-facts §5",
+                    )
+                )
         topk = present.get("--speculative-eagle-topk")
         if topk is not None and topk[0] != 1 and topk[1] not in seen:
             seen.add(topk[1])
-            out.append(_finding("recipe.tokenspeed_topk", "error", "tokenspeed",
-                                f"--speculative-eagle-topk {topk[0]}: tokenspeed only allows 1",
-                                topk[1], "engine-facts §5"))
+            out.append(
+                _finding(
+                    "recipe.tokenspeed_topk",
+                    "error",
+                    "tokenspeed",
+                    f"--speculative-eagle-topk {topk[0]}: tokenspeed only allows 1",
+                    topk[1],
+                    "engine-facts §5",
+                )
+            )
     return out
 
 
@@ -238,10 +324,16 @@ def _lint_misc(recipe: Recipe) -> list[Finding]:
     default = recipe.get("default_hardware")
     profiles = recipe.get("hardware") or {}
     if default is not None and default not in profiles:
-        out.append(_finding("recipe.default_hardware", "error", "any",
-                            f"default_hardware {default!r} names no hardware profile "
-                            f"(profiles: {', '.join(profiles) or 'none'})",
-                            recipe.where("default_hardware")))
+        out.append(
+            _finding(
+                "recipe.default_hardware",
+                "error",
+                "any",
+                f"default_hardware {default!r} names no hardware profile "
+                f"(profiles: {', '.join(profiles) or 'none'})",
+                recipe.where("default_hardware"),
+            )
+        )
     return out
 
 
@@ -266,8 +358,9 @@ def lint_recipe(ref: str) -> list[Finding]:
         return [_finding("recipe.yaml", "error", "any", exc.message, exc.path or ref)]
     schema_errors = validate(recipe.data)
     out = [
-        _finding("recipe.schema", "error", "any", message, recipe.where(*path),
-                 "docs/recipe.schema.json")
+        _finding(
+            "recipe.schema", "error", "any", message, recipe.where(*path), "docs/recipe.schema.json"
+        )
         for path, message in schema_errors
     ]
     if schema_errors:

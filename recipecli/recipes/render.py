@@ -66,8 +66,9 @@ class Rendered:
 # --------------------------------------------------------------------------- shell formatting
 
 
-def format_shell(env: Mapping[str, str], argv: Sequence[str], *, head: int | None = None,
-                 indent: str = "  ") -> str:
+def format_shell(
+    env: Mapping[str, str], argv: Sequence[str], *, head: int | None = None, indent: str = "  "
+) -> str:
     """Format ``env`` + ``argv`` as copy-pasteable POSIX shell.
 
     ``export NAME=VALUE`` lines, a blank line, then the command: the first ``head`` argv items
@@ -110,6 +111,44 @@ def format_shell(env: Mapping[str, str], argv: Sequence[str], *, head: int | Non
     command = (" \\\n" + indent).join(parts)
     lines.append(command)
     return "\n".join(lines) + "\n"
+
+
+def unfold_continuations(text: str) -> str:
+    """Remove backslash-newline line continuations outside single quotes, as a POSIX shell does
+    (``shlex`` does not), so ``shlex.split(unfold_continuations(text))`` sees what bash sees."""
+    out: list[str] = []
+    i, n, state = 0, len(text), ""  # state: "" (unquoted), "'" or '"'
+    while i < n:
+        c = text[i]
+        if state == "'":
+            state = "" if c == "'" else state
+        elif c == "\\" and i + 1 < n:
+            if text[i + 1] != "\n":
+                out.append(text[i : i + 2])
+            i += 2
+            continue
+        elif c in "'\"" and (state == "" or state == c):
+            state = "" if state == c else c
+        out.append(c)
+        i += 1
+    return "".join(out)
+
+
+def split_shell(text: str) -> tuple[dict[str, str], list[str]]:
+    """Inverse of :func:`format_shell`: ``(env, argv)`` from its output.
+
+    Raises:
+        ValueError: unbalanced quotes or an ``export`` without ``NAME=VALUE``.
+    """
+    tokens = shlex.split(unfold_continuations(text))
+    env: dict[str, str] = {}
+    while len(tokens) >= 2 and tokens[0] == "export":
+        name, sep, value = tokens[1].partition("=")
+        if not sep:
+            raise ValueError(f"split_shell: export without NAME=VALUE: {tokens[1]!r}")
+        env[name] = value
+        tokens = tokens[2:]
+    return env, tokens
 
 
 # --------------------------------------------------------------------------- values
@@ -216,24 +255,43 @@ def check_text_overrides(
     text = resolve_text_config(config) if config is not None else None
     for key in overrides:
         if key in E.ENGINE_FLAG_KEYS:
-            out.append(Finding(
-                "recipe.override_is_engine_flag", "error", engine,
-                f"text_overrides.{key} is an engine flag, not a model-config field: engines "
-                f"ignore it inside --hf-overrides; set serve.{key} or an engine arg instead",
-                evidence={"key": key}, source=f"{where}; engine-facts §4 (model-runner #912)"))
+            out.append(
+                Finding(
+                    "recipe.override_is_engine_flag",
+                    "error",
+                    engine,
+                    f"text_overrides.{key} is an engine flag, not a model-config field: engines "
+                    f"ignore it inside --hf-overrides; set serve.{key} or an engine arg instead",
+                    evidence={"key": key},
+                    source=f"{where}; engine-facts §4 (model-runner #912)",
+                )
+            )
             continue
         if text is not None and key not in text.config:
             inside = f" ({text.path_str})" if text.wrapped else ""
-            out.append(Finding(
-                "recipe.override_absent", "warning", engine,
-                f"text_overrides.{key} is not in the target's text config{inside} (the model code may "
-                f"still read it)", evidence={"key": key}, source=where))
+            out.append(
+                Finding(
+                    "recipe.override_absent",
+                    "warning",
+                    engine,
+                    f"text_overrides.{key} is not in the target's text config{inside} (the model code may "
+                    f"still read it)",
+                    evidence={"key": key},
+                    source=where,
+                )
+            )
         if engine == "tokenspeed" and key in E.TOKENSPEED_DRAFT_SHARED_KEYS:
-            out.append(Finding(
-                "recipe.override_hits_draft", "warning", engine,
-                f"tokenspeed applies --hf-overrides to the draft config too: overriding {key} "
-                f"breaks the EAGLE3 draft", evidence={"key": key},
-                source=f"{where}; engine-facts §5"))
+            out.append(
+                Finding(
+                    "recipe.override_hits_draft",
+                    "warning",
+                    engine,
+                    f"tokenspeed applies --hf-overrides to the draft config too: overriding {key} "
+                    f"breaks the EAGLE3 draft",
+                    evidence={"key": key},
+                    source=f"{where}; engine-facts §5",
+                )
+            )
     return out
 
 
@@ -263,7 +321,9 @@ def _hardware(recipe: Recipe, name: str | None) -> tuple[str | None, Mapping[str
         return None, {}
     if name not in profiles:
         close = difflib.get_close_matches(name, list(profiles), n=1)
-        hint = f"did you mean {close[0]!r}?" if close else f"profiles: {', '.join(profiles) or 'none'}"
+        hint = (
+            f"did you mean {close[0]!r}?" if close else f"profiles: {', '.join(profiles) or 'none'}"
+        )
         raise UsageError(f"recipe has no hardware profile {name!r}", path=recipe.path, hint=hint)
     return name, profiles[name]
 
@@ -356,17 +416,24 @@ def resolve(
     for key, value in serve.items():
         flag = E.SERVE_FIELDS[key][1].get(engine)
         if flag is None:
-            warnings.append(Finding(
-                "recipe.serve_field_unsupported", "warning", engine,
-                f"serve.{key} has no {engine} flag and is not rendered",
-                source=recipe.where("serve", key)))
+            warnings.append(
+                Finding(
+                    "recipe.serve_field_unsupported",
+                    "warning",
+                    engine,
+                    f"serve.{key} has no {engine} flag and is not rendered",
+                    source=recipe.where("serve", key),
+                )
+            )
             continue
         base.append((flag, value))
 
     n = spec.get("num_speculative_tokens")
     if not isinstance(n, int) or isinstance(n, bool) or n < 1:
-        raise RecipeError(f"num_speculative_tokens must be an integer >= 1, got {n!r}",
-                          path=recipe.where("speculative", "num_speculative_tokens"))
+        raise RecipeError(
+            f"num_speculative_tokens must be an integer >= 1, got {n!r}",
+            path=recipe.where("speculative", "num_speculative_tokens"),
+        )
     extra: dict[str, Any] = {}
     if "draft_tensor_parallel_size" in spec:
         extra["draft_tensor_parallel_size"] = spec["draft_tensor_parallel_size"]
@@ -407,7 +474,8 @@ def resolve(
         if "tensor_parallel_size" in spec_cfg:
             raise RecipeError(
                 "--speculative-config must not contain tensor_parallel_size (vLLM rejects it; "
-                "use draft_tensor_parallel_size)", path=recipe.where("engines", engine),
+                "use draft_tensor_parallel_size)",
+                path=recipe.where("engines", engine),
             )
         if "method" not in spec_cfg:
             raise RecipeError("--speculative-config must name method", path=recipe.path)
@@ -423,8 +491,9 @@ def resolve(
         for name, value in (layer or {}).items():
             env[str(name)] = scalar_text(value)
 
-    return Resolved(recipe, engine, hw_name, hw.get("vendor"), target, draft, env, flags,
-                    tuple(warnings))
+    return Resolved(
+        recipe, engine, hw_name, hw.get("vendor"), target, draft, env, flags, tuple(warnings)
+    )
 
 
 # --------------------------------------------------------------------------- commands
@@ -461,8 +530,10 @@ def bench_argv(res: Resolved) -> list[str]:
         raise RecipeError("recipe has no bench section", path=res.recipe.path)
     host, port = _endpoint(res.flags)
     items = [(k, v) for k, v in bench.items() if k != "base_url"]
-    computed = [("base_url", bench.get("base_url") or f"http://{host}:{port}"),
-                ("model", served_model(res))]
+    computed = [
+        ("base_url", bench.get("base_url") or f"http://{host}:{port}"),
+        ("model", served_model(res)),
+    ]
     first = [kv for kv in items if kv[0] == "backend"]
     rest = [kv for kv in items if kv[0] != "backend"]
     argv = ["vllm", "bench", "serve"]
@@ -472,8 +543,10 @@ def bench_argv(res: Resolved) -> list[str]:
 
 
 def _kv_list(mapping: Mapping[str, Any]) -> str:
-    return ",".join(f"{k}={scalar_text(v).lower() if isinstance(v, bool) else scalar_text(v)}"
-                    for k, v in mapping.items())
+    return ",".join(
+        f"{k}={scalar_text(v).lower() if isinstance(v, bool) else scalar_text(v)}"
+        for k, v in mapping.items()
+    )
 
 
 def eval_argv(res: Resolved) -> tuple[list[str], int]:
@@ -495,8 +568,13 @@ def eval_argv(res: Resolved) -> tuple[list[str], int]:
         "tokenizer": ev.get("tokenizer") or res.target,
         **(ev.get("model_args") or {}),
     }
-    argv = [*launcher, "--model", E.LM_EVAL_MODEL_TYPE[endpoint], "--model_args",
-            _kv_list(model_args)]
+    argv = [
+        *launcher,
+        "--model",
+        E.LM_EVAL_MODEL_TYPE[endpoint],
+        "--model_args",
+        _kv_list(model_args),
+    ]
     skip = {"launcher", "endpoint", "base_url", "tokenizer", "model_args"}
     for key, value in ev.items():
         if key in skip:
@@ -538,12 +616,20 @@ def render_command(
         raise UsageError(f"unknown --what {what!r} (choose {', '.join(E.WHATS)} or all)")
     res = resolve(recipe, engine, hardware=hardware, sets=sets, target_config=target_config)
     if what == "serve":
-        return Rendered("serve", engine, res.hardware, res.env, serve_argv(res),
-                        tuple(res.flags.items()), len(E.SERVE_COMMAND[engine]) + 1,
-                        res.warnings)
+        return Rendered(
+            "serve",
+            engine,
+            res.hardware,
+            res.env,
+            serve_argv(res),
+            tuple(res.flags.items()),
+            len(E.SERVE_COMMAND[engine]) + 1,
+            res.warnings,
+        )
     if what == "bench":
-        return Rendered("bench", engine, res.hardware, {}, bench_argv(res), head=3,
-                        warnings=res.warnings)
+        return Rendered(
+            "bench", engine, res.hardware, {}, bench_argv(res), head=3, warnings=res.warnings
+        )
     argv, head = eval_argv(res)
     return Rendered("eval", engine, res.hardware, {}, argv, head=head, warnings=res.warnings)
 
@@ -564,8 +650,9 @@ def render_all(
     if what != "all":
         whats = [what]
     return [
-        render_command(recipe, engine, hardware=hardware, what=w, sets=sets,
-                       target_config=target_config)
+        render_command(
+            recipe, engine, hardware=hardware, what=w, sets=sets, target_config=target_config
+        )
         for w in whats
     ]
 

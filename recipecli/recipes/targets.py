@@ -74,7 +74,9 @@ def load_target_config(
         try:
             data = json.loads(snap.read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:  # pragma: no cover - shipped files are valid
-            raise CheckpointFormatError(f"bundled snapshot unreadable: {exc}", path=str(snap))
+            raise CheckpointFormatError(
+                f"bundled snapshot unreadable: {exc}", path=str(snap)
+            ) from None
         return data["config"], f"bundled snapshot {snap.name}"
     try:
         return _open_config(target), target

@@ -1,0 +1,174 @@
+"""lint: unknown/removed flags with "did you mean", vendor env mistakes, tokenspeed rules."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from recipecli.recipes.catalog import load_catalog
+from recipecli.recipes.lint import lint_recipe
+
+BASE = {
+    "name": "t",
+    "target": "meta-llama/Llama-3.1-8B-Instruct",
+    "draft": "yuhuili/EAGLE3-LLaMA3.1-Instruct-8B",
+    "speculative": {"method": "eagle3", "num_speculative_tokens": 3},
+    "serve": {"tensor_parallel_size": 1},
+}
+
+
+def write(tmp_path: Path, **extra) -> str:
+    p = tmp_path / "r.yaml"
+    p.write_text(yaml.safe_dump({**BASE, **extra}, sort_keys=False))
+    return str(p)
+
+
+def codes(findings):
+    return [(f.code, f.severity) for f in findings]
+
+
+def run_lint(*args):
+    return subprocess.run(
+        [sys.executable, "-m", "recipecli", "lint", *args], capture_output=True, text=True
+    )
+
+
+def test_bundled_recipes_have_no_errors():
+    for name in (
+        "minimax-m3-eagle3",
+        "llama3.1-8b-eagle3",
+        "qwen3-30b-a3b-eagle3",
+        "gpt-oss-120b-eagle3",
+    ):
+        assert [f for f in lint_recipe(name) if f.severity == "error"] == [], name
+
+
+def test_catalog_has_seed_flags():
+    serve = load_catalog("vllm").flags("serve")
+    for flag in (
+        "--no-enable-prefix-caching",
+        "--language-model-only",
+        "--moe-backend",
+        "--no-async-scheduling",
+        "--tool-call-parser",
+        "--hf-overrides",
+    ):
+        assert flag in serve, flag
+    assert serve["--speculative-config"]["kind"] == "json"
+    assert "--rope-scaling" not in serve
+
+
+def test_typo_flag_did_you_mean(tmp_path):
+    path = write(tmp_path, engines={"vllm": {"args": {"max-num-seq": 8}}})
+    [f] = lint_recipe(path)
+    assert (f.code, f.severity) == ("recipe.flag_unknown", "error")
+    assert "did you mean --max-num-seqs?" in f.message
+    assert f.source.startswith(f"{path}:")
+    proc = run_lint(path)
+    assert proc.returncode == 1
+    assert "did you mean --max-num-seqs?" in proc.stdout
+
+
+def test_removed_flag_rope_scaling(tmp_path):
+    path = write(tmp_path, engines={"vllm": {"args": {"rope-scaling": '{"rope_type": "yarn"}'}}})
+    [f] = lint_recipe(path)
+    assert f.code == "recipe.flag_removed"
+    assert "--hf-overrides" in f.message
+
+
+def test_rocm_env_mistake(tmp_path):
+    path = write(
+        tmp_path, hardware={"mi355x": {"vendor": "amd", "env": {"CUDA_VISIBLE_DEVICES": "0,1"}}}
+    )
+    [f] = lint_recipe(path)
+    assert (f.code, f.severity) == ("recipe.env_vendor", "error")
+    assert "HIP_VISIBLE_DEVICES" in f.message
+    lines = Path(path).read_text().splitlines()
+    line = int(f.source.split(";")[0].rsplit(":", 1)[1])
+    assert "CUDA_VISIBLE_DEVICES" in lines[line - 1]
+    assert run_lint(path).returncode == 1
+
+
+def test_rocm_env_on_nvidia_and_unknown_vllm_env(tmp_path):
+    path = write(
+        tmp_path,
+        hardware={
+            "h200": {
+                "vendor": "nvidia",
+                "engine_env": {
+                    "vllm": {"VLLM_ROCM_USE_AITER": 1, "VLLM_USE_BREAKABLE_CUDAGRAF": 0}
+                },
+            }
+        },
+    )
+    got = codes(lint_recipe(path))
+    assert ("recipe.env_vendor", "error") in got
+    assert ("recipe.env_unknown", "warning") in got
+
+
+def test_tokenspeed_tp_conflict_and_topk(tmp_path):
+    path = write(
+        tmp_path, engines={"tokenspeed": {"args": {"attn-tp-size": 2, "speculative-eagle-topk": 4}}}
+    )
+    got = codes(lint_recipe(path))
+    assert ("recipe.tokenspeed_tp_conflict", "error") in got
+    assert ("recipe.tokenspeed_topk", "error") in got
+
+
+def test_engine_flag_in_text_overrides_and_spec_tp(tmp_path):
+    path = write(
+        tmp_path,
+        text_overrides={"max_model_len": 4},
+        engines={"vllm": {"speculative_config": {"tensor_parallel_size": 2}}},
+    )
+    got = codes(lint_recipe(path))
+    assert ("recipe.override_is_engine_flag", "error") in got
+    assert ("recipe.spec_tensor_parallel", "error") in got
+
+
+def test_invalid_json_arg(tmp_path):
+    path = write(tmp_path, engines={"vllm": {"args": {"compilation-config": "{not json"}}})
+    assert codes(lint_recipe(path)) == [("recipe.json_invalid", "error")]
+
+
+def test_schema_errors_with_line(tmp_path):
+    p = tmp_path / "bad.yaml"
+    p.write_text(
+        "name: t\ntarget: a/b\ndraft: c\nspeculative:\n  method: eagle3\n"
+        "  num_speculative_tokens: 0\nserv: {}\n"
+    )
+    found = lint_recipe(str(p))
+    msgs = {f.source.split(";")[0]: f.message for f in found}
+    assert any(k.endswith("bad.yaml:6") and "minimum" in v for k, v in msgs.items())
+    assert any(k.endswith("bad.yaml:7") and "unknown field" in v for k, v in msgs.items())
+    proc = run_lint(str(p), "--json")
+    assert proc.returncode == 1
+    doc = json.loads(proc.stdout)
+    assert doc["ok"] is False and len(doc["recipes"][0]["findings"]) == 2
+
+
+def test_missing_recipe_exits_2():
+    proc = run_lint("/nonexistent/recipe.yaml")
+    assert proc.returncode == 2
+    assert "/nonexistent/recipe.yaml" in proc.stderr
+
+
+@pytest.mark.parametrize(
+    "text, needle",
+    [
+        ("a: &x 1\nb: *x\n", "aliases"),
+        ("name: t\nname: u\n", "duplicate key"),
+        ("name: [\n", "invalid YAML"),
+    ],
+)
+def test_yaml_problems_are_findings(tmp_path, text, needle):
+    p = tmp_path / "y.yaml"
+    p.write_text(text)
+    [f] = lint_recipe(str(p))
+    assert f.code == "recipe.yaml" and needle in f.message
+    assert "y.yaml:" in f.source

@@ -1,0 +1,358 @@
+"""render: shell round trip (hypothesis), literal templates, layering, formats, CLI exit codes."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from recipecli.recipes.render import (
+    format_shell,
+    place_text_overrides,
+    render_command,
+    split_shell,
+    unfold_continuations,
+)
+
+NASTY = st.text(
+    alphabet=st.sampled_from(list("a Z0'\"$`{}\\\n\t;|&*?~#!()[]<>=,-é漢🙂")), max_size=24
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    argv=st.lists(NASTY, min_size=1, max_size=8).map(lambda a: ["prog", *a]),
+    env=st.dictionaries(st.from_regex(r"[A-Z_][A-Z0-9_]{0,6}", fullmatch=True), NASTY, max_size=3),
+)
+def test_shell_round_trip(argv, env):
+    text = format_shell(env, argv)
+    assert split_shell(text) == (env, argv)
+    assert shlex.split(unfold_continuations(format_shell({}, argv))) == argv
+
+
+def test_round_trip_through_bash(tmp_path):
+    argv = [
+        "printf",
+        "%s\\0",
+        "--x",
+        "{{ 7*7 }}",
+        "$HOME `id` $(id)",
+        "a \\\n  b",
+        "it's",
+        "é漢",
+        "-",
+        "--y",
+        "\n",
+    ]
+    script = tmp_path / "s.sh"
+    script.write_text(format_shell({"V": "$(id) 'q'"}, argv) + 'printf "%s" "$V"\n')
+    out = subprocess.run(["bash", str(script)], capture_output=True, check=True).stdout
+    parts = out.split(b"\0")
+    assert [p.decode() for p in parts[:-1]] == argv[2:]
+    assert parts[-1].decode() == "$(id) 'q'"
+
+
+def test_format_shell_layout():
+    text = format_shell({"A": "1"}, ["vllm", "serve", "m", "--x", "1", "--flag", "--j", "{}"])
+    assert text == "export A=1\n\nvllm serve m \\\n  --x 1 \\\n  --flag \\\n  --j '{}'\n"
+
+
+def test_format_shell_rejects_bad_env_name_and_empty_argv():
+    with pytest.raises(ValueError):
+        format_shell({"A B": "1"}, ["x"])
+    with pytest.raises(ValueError):
+        format_shell({}, [])
+
+
+RECIPE = {
+    "name": "t",
+    "target": "meta-llama/Llama-3.1-8B-Instruct",
+    "draft": "d",
+    "speculative": {"method": "eagle3", "num_speculative_tokens": 2},
+    "serve": {"max_model_len": 4096, "port": 9000},
+    "engines": {"vllm": {"args": {"served-model-name": "{{ 7*7 }}", "max-model-len": 8192}}},
+    "hardware": {
+        "h": {"vendor": "nvidia", "args": {"vllm": {"max-model-len": 16384, "enforce-eager": True}}}
+    },
+}
+
+
+def write(tmp_path: Path, data, name="r.yaml") -> str:
+    p = tmp_path / name
+    p.write_text(yaml.safe_dump(data, sort_keys=False))
+    return str(p)
+
+
+def flag(argv, name):
+    return argv[argv.index(name) + 1]
+
+
+def test_template_syntax_in_values_renders_literally(tmp_path):
+    path = write(tmp_path, dict(RECIPE, bench={"backend": "openai-chat"}))
+    out = subprocess.run(
+        [sys.executable, "-m", "recipecli", "render", path, "--engine", "vllm", "--what", "all"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert "--served-model-name '{{ 7*7 }}'" in out
+    assert "49" not in out
+    assert "--model '{{ 7*7 }}'" in out  # bench points at the served name
+
+
+def test_layering_base_engine_hardware_set(tmp_path):
+    path = write(tmp_path, RECIPE)
+    assert flag(render_command(path, "vllm").argv, "--max-model-len") == "8192"
+    r = render_command(path, "vllm", hardware="h")
+    assert flag(r.argv, "--max-model-len") == "16384"
+    assert r.argv.count("--max-model-len") == 1
+    assert "--enforce-eager" in r.argv
+    r = render_command(
+        path,
+        "vllm",
+        hardware="h",
+        sets=["max_model_len=65536", "enforce-eager=false", "served-model-name=m3"],
+    )
+    assert flag(r.argv, "--max-model-len") == "65536"
+    assert "--enforce-eager" not in r.argv
+    assert flag(r.argv, "--served-model-name") == "m3"
+    # tokenspeed has no engine args here: serve field only
+    assert flag(render_command(path, "tokenspeed").argv, "--max-model-len") == "4096"
+
+
+def test_speculative_flags_per_engine(tmp_path):
+    data = dict(
+        RECIPE,
+        speculative={
+            "method": "eagle3",
+            "num_speculative_tokens": 5,
+            "draft_tensor_parallel_size": 1,
+        },
+    )
+    path = write(tmp_path, data)
+    spec = json.loads(flag(render_command(path, "vllm").argv, "--speculative-config"))
+    assert spec == {
+        "method": "eagle3",
+        "model": "d",
+        "num_speculative_tokens": 5,
+        "draft_tensor_parallel_size": 1,
+    }
+    ts = render_command(path, "tokenspeed").argv
+    assert flag(ts, "--speculative-algorithm") == "EAGLE3"
+    assert flag(ts, "--speculative-num-steps") == "5"
+    assert flag(ts, "--speculative-eagle-topk") == "1"
+    assert flag(ts, "--speculative-num-draft-tokens") == "6"
+    assert flag(ts, "--speculative-draft-model-path") == "d"
+
+
+def test_text_overrides_placement_by_hand():
+    wrapped = {"model_type": "minimax_m3_vl", "text_config": {"hidden_size": 6144}}
+    flat = {"model_type": "llama", "hidden_size": 4096}
+    o = {"index_topk_freq": 4}
+    assert place_text_overrides("vllm", o, wrapped) == {"text_config": {"index_topk_freq": 4}}
+    assert place_text_overrides("tokenspeed", o, wrapped) == {"index_topk_freq": 4}
+    assert place_text_overrides("vllm", o, flat) == {"index_topk_freq": 4}
+    omni = {"thinker_config": {"text_config": {"vocab_size": 10}}}
+    assert place_text_overrides("vllm", o, omni) == {
+        "thinker_config": {"text_config": {"index_topk_freq": 4}}
+    }
+
+
+def test_target_config_override_and_offline_failure(tmp_path):
+    cfg = tmp_path / "config.json"
+    cfg.write_text(
+        json.dumps(
+            {
+                "architectures": ["X"],
+                "model_type": "x",
+                "text_config": {"hidden_size": 8, "rope_theta": 1.0},
+            }
+        )
+    )
+    data = dict(RECIPE, target="/nonexistent/target-dir", text_overrides={"rope_theta": 2.0})
+    path = write(tmp_path, data)
+    r = render_command(path, "vllm", target_config=str(cfg))
+    assert json.loads(flag(r.argv, "--hf-overrides")) == {"text_config": {"rope_theta": 2.0}}
+    assert r.warnings == ()
+    proc = subprocess.run(
+        [sys.executable, "-m", "recipecli", "render", path, "--engine", "vllm"],
+        capture_output=True,
+        text=True,
+        env={"HF_HUB_OFFLINE": "1", "PATH": "/usr/bin:/bin"},
+    )
+    assert proc.returncode == 2
+    assert "--target-config" in proc.stderr and "r.yaml" in proc.stderr
+
+
+def test_engine_flag_in_text_overrides_is_an_error(tmp_path):
+    data = dict(RECIPE, text_overrides={"max_model_len": 4})
+    path = write(tmp_path, data)
+    cfg = tmp_path / "c.json"
+    cfg.write_text(json.dumps({"model_type": "llama", "hidden_size": 8}))
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "recipecli",
+            "render",
+            path,
+            "--engine",
+            "vllm",
+            "--target-config",
+            str(cfg),
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 2
+    assert "r.yaml:" in proc.stderr and "engine flag" in proc.stderr
+
+
+def test_tokenspeed_draft_shared_override_warns():
+    from recipecli.recipes.render import check_text_overrides
+
+    found = check_text_overrides("tokenspeed", {"vocab_size": 1}, {"vocab_size": 2}, "f:1")
+    assert [f.code for f in found] == ["recipe.override_hits_draft"]
+    assert check_text_overrides("vllm", {"vocab_size": 1}, {"vocab_size": 2}, "f:1") == []
+
+
+def test_formats_argv_json_and_vllm_config():
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "recipecli",
+            "render",
+            "minimax-m3-eagle3",
+            "--engine",
+            "vllm",
+            "--hardware",
+            "mi355x",
+            "--format",
+            "argv-json",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    doc = json.loads(proc.stdout)
+    assert doc["argv"][:3] == ["vllm", "serve", "amd/MiniMax-M3-MXFP4"]
+    assert doc["env"]["HIP_VISIBLE_DEVICES"] == "0,1,2,3"
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "recipecli",
+            "render",
+            "minimax-m3-eagle3",
+            "--engine",
+            "vllm",
+            "--hardware",
+            "mi355x",
+            "--format",
+            "vllm-config",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    cfg = yaml.safe_load(proc.stdout)
+    assert cfg["model"] == "amd/MiniMax-M3-MXFP4"
+    assert cfg["enable-prefix-caching"] is False and cfg["async-scheduling"] is False
+    assert cfg["hf-overrides"] == {"text_config": {"use_index_cache": True, "index_topk_freq": 4}}
+    assert cfg["port"] == 8010
+    assert "# export HIP_VISIBLE_DEVICES=0,1,2,3" in proc.stdout
+
+
+def test_templates_override_dir(tmp_path):
+    (tmp_path / "shell.sh.j2").write_text("CUSTOM {{ blocks|length }}\n")
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "recipecli",
+            "render",
+            "llama3.1-8b-eagle3",
+            "--engine",
+            "vllm",
+            "--templates",
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert proc.stdout == "CUSTOM 1\n"
+
+
+@pytest.mark.parametrize(
+    "args, needle",
+    [
+        (["no-such-recipe", "--engine", "vllm"], "no-such-recipe"),
+        (["minimax-m3-eagle", "--engine", "vllm"], "did you mean 'minimax-m3-eagle3'"),
+        (
+            ["minimax-m3-eagle3", "--engine", "vllm", "--hardware", "mi300"],
+            "minimax-m3-eagle3.yaml",
+        ),
+        (["minimax-m3-eagle3", "--engine", "tokenspeed", "--format", "vllm-config"], "vllm-config"),
+        (["minimax-m3-eagle3", "--engine", "vllm", "--set", "novalue"], "NAME=VALUE"),
+        (["minimax-m3-eagle3", "--engine", "vllm", "--templates", "/nonexistent"], "/nonexistent"),
+    ],
+)
+def test_bad_usage_exits_2(args, needle):
+    proc = subprocess.run(
+        [sys.executable, "-m", "recipecli", "render", *args], capture_output=True, text=True
+    )
+    assert proc.returncode == 2, proc.stderr
+    assert needle in proc.stderr
+
+
+def test_list_shows_bundled():
+    proc = subprocess.run(
+        [sys.executable, "-m", "recipecli", "render", "--list"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    names = [line.split("\t")[0] for line in proc.stdout.splitlines()]
+    assert names == [
+        "gpt-oss-120b-eagle3",
+        "llama3.1-8b-eagle3",
+        "minimax-m3-eagle3",
+        "qwen3-30b-a3b-eagle3",
+    ]
+
+
+@pytest.mark.parametrize(
+    "cmd",
+    [
+        [
+            "render",
+            "minimax-m3-eagle3",
+            "--engine",
+            "vllm",
+            "--hardware",
+            "mi355x",
+            "--what",
+            "all",
+        ],
+        ["lint", "minimax-m3-eagle3", "llama3.1-8b-eagle3"],
+    ],
+)
+def test_render_and_lint_do_not_import_torch(cmd):
+    code = (
+        "import sys\nfrom recipecli.cli import main\n"
+        f"try:\n    main({cmd!r})\nexcept SystemExit:\n    pass\n"
+        "assert 'torch' not in sys.modules, 'torch imported'\n"
+        "assert 'triton' not in sys.modules\nprint('ok')"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip().endswith("ok")

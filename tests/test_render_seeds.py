@@ -1,0 +1,191 @@
+"""The bundled MiniMax-M3 recipe reproduces the seed commands flag by flag.
+
+Expected argv are the seed texts themselves (../shared/seeds), shell-split with the seed's own
+PORT=8010 substituted, so nothing here is derived from the code under test.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+
+import pytest
+
+from recipecli.recipes import render_command
+from recipecli.recipes.render import unfold_continuations
+
+# Seed 000 (vLLM PR, MI355X), verbatim.
+SEED000_ENV = """\
+export PORT=8010
+export HIP_VISIBLE_DEVICES=0,1,2,3
+
+export VLLM_ROCM_USE_AITER=1
+export VLLM_ROCM_USE_AITER_MOE=1
+export VLLM_ROCM_USE_AITER_FUSION_SHARED_EXPERTS=1
+export VLLM_ROCM_SHUFFLE_KV_CACHE_LAYOUT=1
+export VLLM_ROCM_QUICK_REDUCE_QUANTIZATION=INT4
+export VLLM_ROCM_QUICK_REDUCE_CAST_BF16_TO_FP16=0
+export VLLM_ROCM_QUICK_REDUCE_QUANTIZATION_MIN_SIZE_KB=256
+export VLLM_USE_BREAKABLE_CUDAGRAPH=0
+"""
+SEED000_SERVE = r"""vllm serve amd/MiniMax-M3-MXFP4 \
+  --port "$PORT" \
+  --tensor-parallel-size 4 \
+  --trust-remote-code \
+  --block-size 128 \
+  --no-enable-prefix-caching \
+  --language-model-only \
+  --max-model-len 32768 \
+  --max-num-batched-tokens 32768 \
+  --max-num-seqs 256 \
+  --attention-backend TRITON_ATTN \
+  --moe-backend aiter \
+  --tool-call-parser minimax_m3 \
+  --enable-auto-tool-choice \
+  --reasoning-parser minimax_m3 \
+  --kv-cache-dtype fp8 \
+  --hf-overrides '{"text_config": {"use_index_cache": true, "index_topk_freq": 4}}' \
+  --speculative-config '{"method":"eagle3","model":"Inferact/MiniMax-M3-EAGLE3","num_speculative_tokens":3}' \
+  --no-async-scheduling"""
+SEED000_BENCH = r"""vllm bench serve \
+  --backend openai-chat \
+  --base-url "http://127.0.0.1:${PORT}" \
+  --model amd/MiniMax-M3-MXFP4 \
+  --endpoint /v1/chat/completions \
+  --dataset-name random \
+  --random-input-len 8192 \
+  --random-output-len 1024 \
+  --random-range-ratio 0.8 \
+  --request-rate inf \
+  --max-concurrency 64 \
+  --num-prompts 640 \
+  --ignore-eos \
+  --temperature 0 \
+  --save-result"""
+SEED000_EVAL = r"""uvx --from 'lm-eval[api]' lm_eval \
+  --model local-chat-completions \
+  --model_args model='amd/MiniMax-M3-MXFP4',base_url='http://127.0.0.1:8010/v1/chat/completions',tokenizer='amd/MiniMax-M3-MXFP4',num_concurrent=200 \
+  --tasks gsm8k \
+  --num_fewshot 25 \
+  --apply_chat_template \
+  --limit 200 \
+  --batch_size 1 \
+  --gen_kwargs max_tokens=4096,temperature=0 \
+  --output_path /tmp/feature18_candidate_lm_eval_gsm8k_25shot_c200_n200_chattemplate"""
+# Seed 004 / engine-facts §5: tokenspeed docs command, --disable-prefill-graph removed by the PR.
+SEED004_SERVE = r"""tokenspeed serve nvidia/MiniMax-M3-NVFP4 \
+    --tensor-parallel-size 4 \
+    --max-model-len 81920 \
+    --max-num-seqs 16 \
+    --max-prefill-tokens 8192 \
+    --chunked-prefill-size 8192 \
+    --gpu-memory-utilization 0.95 \
+    --disable-cuda-graph-padding \
+    --attention-backend trtllm \
+    --kv-cache-dtype fp8 \
+    --moe-backend flashinfer_trtllm \
+    --speculative-algorithm EAGLE3 \
+    --speculative-draft-model-path Inferact/MiniMax-M3-EAGLE3 \
+    --speculative-num-steps 3 \
+    --speculative-eagle-topk 1 \
+    --speculative-num-draft-tokens 4 \
+    --drafter-attention-backend fa4 \
+    --disable-kvstore \
+    --block-size 128 \
+    --trust-remote-code \
+    --host 0.0.0.0 \
+    --port 8000"""
+
+JSON_FLAGS = {"--hf-overrides", "--speculative-config"}
+
+
+def split(cmd: str) -> list[str]:
+    cmd = cmd.replace('"$PORT"', "8010").replace("${PORT}", "8010")
+    return shlex.split(unfold_continuations(cmd))
+
+
+def pairs(argv: list[str], head: int) -> list[tuple[str, str | None]]:
+    """[(flag, value or None)] after the first ``head`` items; JSON values parsed."""
+    out: list[tuple[str, object]] = []
+    rest = argv[head:]
+    i = 0
+    while i < len(rest):
+        flag = rest[i]
+        assert flag.startswith("--"), rest[i:]
+        if i + 1 < len(rest) and not rest[i + 1].startswith("--"):
+            value: object = rest[i + 1]
+            if flag in JSON_FLAGS:
+                value = json.loads(value)
+                value = (value, list(value))  # content and key order
+            out.append((flag, value))
+            i += 2
+        else:
+            out.append((flag, None))
+            i += 1
+    return out
+
+
+@pytest.fixture(scope="module")
+def vllm_mi355x():
+    return {
+        w: render_command("minimax-m3-eagle3", "vllm", hardware="mi355x", what=w)
+        for w in ("serve", "bench", "eval")
+    }
+
+
+def test_vllm_serve_matches_seed000_flag_by_flag(vllm_mi355x):
+    r = vllm_mi355x["serve"]
+    expected = split(SEED000_SERVE)
+    assert r.argv[:3] == expected[:3] == ["vllm", "serve", "amd/MiniMax-M3-MXFP4"]
+    got, want = pairs(r.argv, 3), pairs(expected, 3)
+    for (gf, gv), (wf, wv) in zip(got, want, strict=True):
+        assert (gf, gv) == (wf, wv)
+    # hf-overrides exactly as quoted in the issue (nested under text_config)
+    i = r.argv.index("--hf-overrides")
+    assert r.argv[i + 1] == '{"text_config": {"use_index_cache": true, "index_topk_freq": 4}}'
+    assert "--disable-prefill-graph" not in r.argv
+
+
+def test_vllm_env_matches_seed000(vllm_mi355x):
+    want = {}
+    for line in SEED000_ENV.splitlines():
+        if line.startswith("export "):
+            k, _, v = line[len("export ") :].partition("=")
+            want[k] = v
+    want.pop("PORT")  # only used through "$PORT"; the recipe renders --port 8010 literally
+    assert vllm_mi355x["serve"].env == want
+    assert list(vllm_mi355x["serve"].env)[0] == "HIP_VISIBLE_DEVICES"
+
+
+def test_vllm_bench_matches_seed000(vllm_mi355x):
+    assert vllm_mi355x["bench"].argv == split(SEED000_BENCH)
+    assert vllm_mi355x["bench"].env == {}
+
+
+def test_eval_matches_seed000(vllm_mi355x):
+    assert vllm_mi355x["eval"].argv == split(SEED000_EVAL)
+
+
+def test_tokenspeed_matches_seed004_with_flat_overrides():
+    r = render_command("minimax-m3-eagle3", "tokenspeed")
+    expected = split(SEED004_SERVE)
+    assert r.argv[:3] == expected[:3]
+    assert r.argv[: len(expected)] == expected
+    # overrides flat on tokenspeed (engine-facts §5), appended after seed 004's flags
+    assert r.argv[len(expected) :] == [
+        "--hf-overrides",
+        '{"use_index_cache": true, "index_topk_freq": 4}',
+    ]
+    assert "--disable-prefill-graph" not in r.argv
+    assert r.env == {}
+    assert r.hardware == "b200"
+
+
+def test_override_warnings_name_file_and_line():
+    r = render_command("minimax-m3-eagle3", "vllm", hardware="mi355x")
+    codes = sorted((w.code, w.evidence["key"]) for w in r.warnings)
+    assert codes == [
+        ("recipe.override_absent", "index_topk_freq"),
+        ("recipe.override_absent", "use_index_cache"),
+    ]
+    assert all(w.source.endswith("minimax-m3-eagle3.yaml:24") for w in r.warnings)
