@@ -1,0 +1,69 @@
+"""CLI plumbing: --version, --help with examples, completion, exit codes, no torch on --help."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from recipecli import __version__
+from recipecli.cli import COMMANDS
+
+
+def run(*args: str, env: dict | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "recipecli", *args], capture_output=True, text=True, env=env
+    )
+
+
+def test_version():
+    proc = run("--version")
+    assert proc.returncode == 0
+    assert proc.stdout.strip() == f"recipecli, version {__version__}"
+
+
+def test_help_lists_every_command_with_an_example():
+    proc = run("--help")
+    assert proc.returncode == 0
+    for name, (_, _, example) in COMMANDS.items():
+        assert name in proc.stdout
+        assert example.split()[0] in ("recipecli", "eval")
+    assert "recipecli check --example llama3.1-8b-eagle3" in proc.stdout
+
+
+def test_help_does_not_import_torch():
+    code = "import sys\nfrom recipecli.cli import main\ntry:\n    main(['--help'])\nexcept SystemExit:\n    pass\nprint('torch' in sys.modules)"
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.stdout.strip().endswith("False")
+
+
+def test_unknown_command_is_usage_error():
+    proc = run("frobnicate")
+    assert proc.returncode == 2
+    assert "No such command" in proc.stderr
+
+
+def test_bad_source_one_line_exit_2_no_traceback():
+    proc = run("inspect", "/definitely/not/here")
+    assert proc.returncode == 2
+    assert proc.stderr.count("\n") == 1
+    assert "/definitely/not/here" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_debug_shows_traceback():
+    proc = run("--debug", "inspect", "/definitely/not/here")
+    assert proc.returncode != 0
+    assert "Traceback" in proc.stderr
+
+
+def test_bash_completion_script():
+    proc = run("completion", "bash")
+    assert proc.returncode == 0
+    assert "_RECIPECLI_COMPLETE" in proc.stdout
+
+
+def test_check_usage_errors():
+    assert run("check").returncode == 2
+    proc = run("check", "--example", "llama3.1-8b-eagle3", "--tp", "1,x")
+    assert proc.returncode == 2 and "--tp" in proc.stderr
+    proc = run("check", "--example", "nope")
+    assert proc.returncode == 2 and "llama3.1-8b-eagle3" in proc.stderr

@@ -1,0 +1,53 @@
+"""The wheel carries templates/, kernels/ (as recipecli.kernels), recipes and examples; no bare
+top-level `kernels` module is installed."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def wheel_names(tmp_path_factory) -> set[str]:
+    out = tmp_path_factory.mktemp("wheel")
+    proc = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(REPO)],
+        capture_output=True,
+        text=True,
+    )
+    if proc.returncode != 0:
+        pytest.fail(f"building the wheel failed:\n{proc.stderr[-2000:]}")
+    (whl,) = out.glob("recipecli-*.whl")
+    with zipfile.ZipFile(whl) as zf:
+        return set(zf.namelist())
+
+
+def test_wheel_has_kernels_templates_and_data(wheel_names):
+    assert "recipecli/kernels/__init__.py" in wheel_names
+    assert any(
+        n.startswith("recipecli/kernels/") and n.endswith(".py") and "__init__" not in n
+        for n in wheel_names
+    )
+    assert any(n.startswith("recipecli/templates/") and n.endswith(".j2") for n in wheel_names)
+    assert "recipecli/data/examples/llama3.1-8b-instruct.target.json" in wheel_names
+    assert "recipecli/data/examples/eagle3-llama3.1-instruct-8b.draft.json" in wheel_names
+    assert "recipecli/data/recipes/minimax-m3-eagle3.yaml" in wheel_names
+
+
+def test_wheel_installs_no_top_level_kernels_or_templates(wheel_names):
+    tops = {n.split("/")[0] for n in wheel_names}
+    assert "kernels" not in tops and "templates" not in tops
+    assert {t for t in tops if not t.endswith(".dist-info")} == {"recipecli"}
+
+
+def test_editable_install_maps_kernels_inside_package():
+    code = "import recipecli.kernels, recipecli.templates, importlib.util; print(importlib.util.find_spec('kernels') is None or 'site-packages' in (importlib.util.find_spec('kernels').origin or ''))"
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd="/")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "True"
