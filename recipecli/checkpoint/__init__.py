@@ -1,21 +1,33 @@
 """Checkpoint sources → one typed, immutable checkpoint description.
 
->>> from recipecli.checkpoint import open_checkpoint
->>> ck = open_checkpoint("meta-llama/Llama-3.1-8B-Instruct")      # doctest: +SKIP
->>> ck.text.config["hidden_size"], ck.tensors["lm_head.weight"].shape  # doctest: +SKIP
+    >>> from recipecli.checkpoint import open_checkpoint
+    >>> ck = open_checkpoint("meta-llama/Llama-3.1-8B-Instruct")      # doctest: +SKIP
+    >>> ck.text.config["hidden_size"], ck.tensors["lm_head.weight"].shape  # doctest: +SKIP
+
+Names are imported lazily so that ``recipecli.checkpoint.textconfig`` (used by ``render``) does
+not pull in numpy.
 """
 
-from recipecli.checkpoint.model import Checkpoint, TensorInfo, decode_values
-from recipecli.checkpoint.resolve import open_checkpoint
-from recipecli.checkpoint.safetensors_header import IO_STATS
-from recipecli.checkpoint.textconfig import TextConfig, resolve_text_config
+from __future__ import annotations
 
-__all__ = [
-    "IO_STATS",
-    "Checkpoint",
-    "TensorInfo",
-    "TextConfig",
-    "decode_values",
-    "open_checkpoint",
-    "resolve_text_config",
-]
+import importlib
+from typing import Any
+
+_LAZY = {
+    "Checkpoint": "recipecli.checkpoint.model",
+    "TensorInfo": "recipecli.checkpoint.model",
+    "decode_values": "recipecli.checkpoint.model",
+    "open_checkpoint": "recipecli.checkpoint.resolve",
+    "IO_STATS": "recipecli.checkpoint.safetensors_header",
+    "TextConfig": "recipecli.checkpoint.textconfig",
+    "resolve_text_config": "recipecli.checkpoint.textconfig",
+}
+
+__all__ = sorted(_LAZY)
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'recipecli.checkpoint' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)
