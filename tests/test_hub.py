@@ -226,6 +226,9 @@ def hub(tmp_path, monkeypatch):
         private=("org/private",),
     )
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "download-cache"))
+    # get_safetensors_metadata downloads the index into huggingface_hub's import-time cache
+    # path (it takes no cache_dir): point that at tmp too, never at ~/.cache
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "download-cache"))
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
     monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
     monkeypatch.setenv("HF_TOKEN", TOKEN)

@@ -68,9 +68,14 @@ def read_weight_map(root: Path, index_name: str) -> dict[str, str]:
     index = read_json_file(index_path, what="weight index")
     if not isinstance(index, dict) or not isinstance(index.get("weight_map"), dict):
         raise CheckpointFormatError("index has no 'weight_map' object", path=str(index_path))
-    weight_map: dict[str, str] = {}
-    for name, shard in index["weight_map"].items():
-        weight_map[name] = _safe_shard_path(root, shard, index_path)
+    raw_map: dict[str, Any] = index["weight_map"]
+    for shard in raw_map.values():
+        if not isinstance(shard, str) or not shard:
+            _safe_shard_path(root, shard, index_path)  # raises: not a file name
+    # validate each distinct shard name once (DeepSeek-V3: 92k entries, 163 shards)
+    for shard in set(raw_map.values()):
+        _safe_shard_path(root, shard, index_path)
+    weight_map: dict[str, str] = dict(raw_map)
     for shard in sorted(set(weight_map.values())):
         if not (root / shard).is_file():
             raise CheckpointFormatError(
@@ -108,7 +113,9 @@ def load_safetensors_dir(
     tensors: dict[str, TensorInfo] = {}
     locations: dict[str, tuple[str, int]] = {}
     for shard in shards:
-        header = read_file_header(root / shard)
+        shard_path = str(root / shard)
+        header = read_file_header(shard_path)
+        data_start = header.data_start
         for name, raw in header.tensors.items():
             if weight_map is not None and weight_map.get(name) != shard:
                 listed = weight_map.get(name)
@@ -123,7 +130,7 @@ def load_safetensors_dir(
                     path=str(root / shard),
                 )
             tensors[name] = TensorInfo(name, raw.dtype, raw.shape, raw.nbytes, shard)
-            locations[name] = (str(root / shard), header.data_start + raw.begin)
+            locations[name] = (shard_path, data_start + raw.begin)
     if weight_map is not None:
         for name, shard in weight_map.items():
             if name not in tensors:
