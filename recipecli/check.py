@@ -289,8 +289,8 @@ def rule_shapes(ctx: CheckContext) -> Iterable[Finding]:
     tensors = ctx.draft_ck.tensors
     for role, shape in exp.items():
         name = d.tensor(role)
-        if name not in tensors or role == "t2d":
-            continue
+        if name not in tensors or role in ("d2t", "t2d"):
+            continue  # the vocab maps are ruled by rule_vocab (shape.d2t, vocab.t2d_invalid)
         found = tensors[name].shape
         if (
             role == "fc"
@@ -673,13 +673,13 @@ def rule_aux(ctx: CheckContext) -> Iterable[Finding]:
                 layers=layers,
                 nested_ids=list(d.nested_aux_ids or ()),
             )
-        bad = [x for x in layers if x < 0 or x > L]
+        bad = [x for x in layers if x < 1 or x > L]  # valid [1, L] after normalising (§3.1)
         if bad:
             yield _f(
                 "aux.out_of_range",
                 "error",
                 engine,
-                f"{engine} would capture target hidden states {layers} but the target has {L} layers (valid 0..{L}); "
+                f"{engine} would capture target hidden states {layers} but the target has {L} layers (valid 1..{L}); "
                 "fix the aux ids",
                 f"{FACTS} §3.1",
                 captured=layers,
