@@ -16,8 +16,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from recipecli.checkpoint import IO_STATS, open_checkpoint
+from recipecli.checkpoint import safetensors_header as sh
 from recipecli.errors import CheckpointFormatError, MissingDependencyError
 from recipecli.testing.builder import (
     TensorSpec,
@@ -367,3 +370,87 @@ def test_bin_without_torch_says_torch_is_needed(tmp_path):
     proc = subprocess.run([sys.executable, "-c", code_lib], capture_output=True, text=True)
     assert proc.stdout.startswith("OK"), proc.stderr
     assert MissingDependencyError.__name__ == "MissingDependencyError"
+
+
+# ----------------------------------------------------------------------------- header fast path
+
+_DTYPES = ["BF16", "F32", "I64", "BOOL", "F8_E4M3", "U8", "F4"]
+_BAD_VALUES = [-1, True, 1.5, "3", None, [1], 2**70]
+
+
+@st.composite
+def mutated_headers(draw):
+    """A valid header (contiguous offsets) and then 0-2 random corruptions of it."""
+    n = draw(st.integers(1, 6))
+    header, offset = {}, 0
+    for i in range(n):
+        dtype = draw(st.sampled_from(_DTYPES))
+        shape = draw(st.lists(st.integers(0, 5), max_size=3))
+        size = (
+            sh.tensor_nbytes(dtype, tuple(shape))
+            if dtype != "F4" or (np.prod(shape) % 2 == 0)
+            else None
+        )
+        if size is None:
+            shape, size = [2], 1
+        header[f"t{i}"] = {"dtype": dtype, "shape": shape, "data_offsets": [offset, offset + size]}
+        offset += size
+    data_len = offset
+    for _ in range(draw(st.integers(0, 2))):
+        name = draw(st.sampled_from(sorted(header)))
+        field = draw(st.sampled_from(["dtype", "shape", "data_offsets", "entry", "data_len"]))
+        bad = draw(st.sampled_from(_BAD_VALUES))
+        if field == "entry":
+            header[name] = bad
+        elif field == "data_len":
+            data_len += draw(st.integers(-3, 3))
+        elif field == "shape" and isinstance(header[name], dict):
+            if not isinstance(header[name]["shape"], list):
+                continue
+            shape = list(header[name]["shape"]) + [bad]
+            header[name]["shape"] = draw(st.sampled_from([shape, bad, shape[:1]]))
+        elif field == "data_offsets" and isinstance(header[name], dict):
+            offsets = header[name]["data_offsets"]
+            if not (isinstance(offsets, list) and len(offsets) == 2):
+                continue
+            b, e = offsets
+            if not (type(b) is int and type(e) is int):
+                continue
+            header[name]["data_offsets"] = draw(
+                st.sampled_from([[e, b], [b + 1, e + 1], [b, e, e], [b, bad], bad])
+            )
+        elif isinstance(header[name], dict):
+            header[name]["dtype"] = draw(st.sampled_from([bad, "F33", "I64", "F16"]))
+    return header, data_len
+
+
+@settings(max_examples=300, deadline=None)
+@given(mutated_headers())
+def test_header_fast_path_agrees_with_entry_loop(case):
+    header, data_len = case
+    try:
+        fast = sh._fast_entries(header, data_len)
+    except Exception as exc:  # the fast path must never raise, only decline
+        raise AssertionError(f"fast path raised {exc!r}") from exc
+    original, sh._fast_entries = sh._fast_entries, lambda *a: None
+    try:
+        slow = sh.validate_entries(header, where="x", data_len=data_len)[0]
+    except CheckpointFormatError:
+        slow = None
+    finally:
+        sh._fast_entries = original
+    if fast is not None:
+        assert slow == fast
+
+
+def test_header_fast_path_fires_on_valid_headers():
+    header = {
+        "__metadata__": {"format": "pt"},
+        "b": {"dtype": "F32", "shape": [2], "data_offsets": [2, 10]},
+        "a": {"dtype": "BF16", "shape": [1], "data_offsets": [0, 2]},
+        "z": {"dtype": "I64", "shape": [0, 3], "data_offsets": [10, 10]},
+    }
+    fast = sh._fast_entries(header, 10)
+    assert fast is not None and set(fast) == {"a", "b", "z"}
+    assert fast["b"] == sh.RawTensor("b", "F32", (2,), 2, 10)
+    assert sh._fast_entries(header, 11) is None  # trailing byte: declined, loop reports it
