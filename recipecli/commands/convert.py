@@ -1,0 +1,128 @@
+"""`recipecli convert DRAFT OUT --to speculators|eagle3`."""
+
+from __future__ import annotations
+
+import signal
+
+import click
+
+from recipecli.errors import EXIT_OK
+from recipecli.output import emit_json
+
+
+def _bool(value: str | None) -> bool | None:
+    return None if value is None else value == "true"
+
+
+@click.command("convert")
+@click.argument("draft")
+@click.argument("out")
+@click.option(
+    "--to",
+    "to",
+    type=click.Choice(["speculators", "eagle3"]),
+    required=True,
+    help="speculators: layers.0.* + speculators_config (vLLM); eagle3: flat midlayer.* (tokenspeed, SGLang).",
+)
+@click.option(
+    "--target",
+    default=None,
+    help="Target model (dir, snapshot or repo id): the speculators verifier, the --embed drop proof, "
+    "and a post-write `check`.",
+)
+@click.option(
+    "--aux-ids", default=None, help="Aux layer ids, e.g. 1,23,44 (needs --aux-id-convention)."
+)
+@click.option(
+    "--aux-id-convention",
+    type=click.Choice(["hidden-state", "layer-output"]),
+    default=None,
+    help="Convention of the draft's aux ids (or of --aux-ids): hidden-state = vLLM/speculators, "
+    "layer-output (= hidden-state - 1) = SpecForge/SGLang/ModelOpt/tokenspeed.",
+)
+@click.option(
+    "--norm-before-residual",
+    type=click.Choice(["true", "false"]),
+    default=None,
+    help="How the draft was trained, when its format does not record it (A/B/C).",
+)
+@click.option(
+    "--dtype",
+    type=click.Choice(["keep", "bf16", "fp16"]),
+    default="keep",
+    show_default=True,
+    help="Cast floating weights (int64/bool buffers are never cast).",
+)
+@click.option(
+    "--embed",
+    type=click.Choice(["keep", "drop"]),
+    default="keep",
+    show_default=True,
+    help="drop: omit embed_tokens when byte-identical to the target's (needs --target).",
+)
+@click.option("--max-shard-size", default="5GB", show_default=True, help="Largest output shard.")
+@click.option(
+    "--force",
+    is_flag=True,
+    help="Overwrite OUT; accept tokenspeed-unservable eagle3 output, flag conflicts, check errors.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON document: every mapping.")
+def command(
+    draft,
+    out,
+    to,
+    target,
+    aux_ids,
+    aux_id_convention,
+    norm_before_residual,
+    dtype,
+    embed,
+    max_shard_size,
+    force,
+    as_json,
+) -> int:
+    """Convert the EAGLE3 draft in DRAFT into OUT, translating fields by meaning.
+
+    DRAFT is a local directory (safetensors, single or sharded, or pytorch_model.bin). OUT is
+    written to a temporary directory, verified bit for bit against DRAFT, and only then renamed
+    into place. Refuses (exit 2) whatever would lose or invent information.
+
+    \b
+    Examples:
+      recipecli convert ./EAGLE3-LLaMA3.1-Instruct-8B ./eagle3-spec --to speculators \\
+          --target meta-llama/Llama-3.1-8B-Instruct --norm-before-residual false
+      recipecli convert ./spec-draft ./flat-draft --to eagle3 --json
+    """
+    from recipecli.convert import ConvertOptions, convert, format_result, parse_aux_ids, parse_size
+
+    opts = ConvertOptions(
+        to=to,
+        aux_ids=parse_aux_ids(aux_ids) if aux_ids is not None else None,
+        aux_id_convention=aux_id_convention,
+        norm_before_residual=_bool(norm_before_residual),
+        dtype=dtype,
+        embed=embed,
+        max_shard_size=parse_size(max_shard_size),
+        force=force,
+    )
+
+    def _term(signum, frame):  # SIGTERM cleans up like Ctrl-C: no OUT, no temp dir
+        raise KeyboardInterrupt
+
+    old = signal.signal(signal.SIGTERM, _term)
+    try:
+        res = convert(
+            draft,
+            out,
+            opts,
+            target=target,
+            progress=True,
+            log=lambda msg: click.echo(f"recipecli: {msg}", err=True),
+        )
+    finally:
+        signal.signal(signal.SIGTERM, old)
+    if as_json:
+        emit_json(res.to_dict())
+    else:
+        click.echo(format_result(res))
+    return EXIT_OK
