@@ -179,6 +179,24 @@ def in_shard_not_in_index(tmp: Path):
     return tmp / "ck", tmp / "ck" / "model-1.safetensors", "'stray'"
 
 
+def misplaced_in_index(tmp: Path):
+    sharded(
+        tmp / "ck",
+        {"a": "model-2.safetensors", "b": "model-1.safetensors"},
+        {"model-1.safetensors": [norm("a"), norm("b")], "model-2.safetensors": [norm("c")]},
+    )
+    return tmp / "ck", tmp / "ck" / "model-1.safetensors", "puts it in 'model-2.safetensors'"
+
+
+def duplicate_without_index(tmp: Path):
+    root = tmp / "ck"
+    root.mkdir()
+    (root / "config.json").write_text(json.dumps(TINY_CONFIG))
+    write_safetensors(root / "part-a.safetensors", [norm("w")])
+    write_safetensors(root / "part-b.safetensors", [norm("w")])
+    return root, root / "part-b.safetensors", "appears in two shards"
+
+
 def malformed_index(tmp: Path):
     index = sharded(tmp / "ck", {"a": "model-1.safetensors"}, {"model-1.safetensors": [norm("a")]})
     index.write_text("{")
@@ -201,6 +219,8 @@ BAD_INPUTS: dict[str, Callable[[Path], tuple[Path, Path, str]]] = {
     "tensor in index, absent from its shard": in_index_not_in_shard,
     "tensor in shard, absent from index": in_shard_not_in_index,
     "malformed index JSON": malformed_index,
+    "index puts a tensor in another shard": misplaced_in_index,
+    "tensor in two shards (no index)": duplicate_without_index,
 }
 
 

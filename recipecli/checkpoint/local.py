@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
+from itertools import repeat
 from pathlib import Path
 from typing import Any
 
@@ -90,6 +91,29 @@ def _ordered_unique(values: Any) -> list[str]:
     return list(dict.fromkeys(values))
 
 
+def _raise_shard_disagreement(
+    names: list[str],
+    shard: str,
+    shard_path: str,
+    weight_map: Mapping[str, str] | None,
+    tensors: Mapping[str, TensorInfo],
+) -> None:
+    """Raise for the first tensor of ``shard`` that the index misplaces or another shard holds."""
+    for name in names:
+        if weight_map is not None and weight_map.get(name) != shard:
+            listed = weight_map.get(name)
+            raise CheckpointFormatError(
+                f"tensor {name!r} is in shard {shard!r} but the index "
+                + (f"puts it in {listed!r}" if listed else "does not list it"),
+                path=shard_path,
+            )
+        if name in tensors:
+            raise CheckpointFormatError(
+                f"tensor {name!r} appears in two shards ({tensors[name].shard}, {shard})",
+                path=shard_path,
+            )
+
+
 def load_safetensors_dir(
     root: Path, *, source: str, kind: SourceKind = "local", revision: str | None = None
 ) -> Checkpoint:
@@ -111,27 +135,36 @@ def load_safetensors_dir(
         shards = sorted(p.name for p in root.glob("*.safetensors"))
 
     tensors: dict[str, TensorInfo] = {}
-    locations: dict[str, tuple[str, int]] = {}
+    begins: dict[str, int] = {}  # tensor -> absolute file offset of its data
+    shard_paths = {shard: str(root / shard) for shard in shards}
     for shard in shards:
-        shard_path = str(root / shard)
+        shard_path = shard_paths[shard]
         header = read_file_header(shard_path)
+        names = list(header.tensors)
+        raws = list(header.tensors.values())
+        misplaced = weight_map is not None and list(map(weight_map.get, names)) != [shard] * len(
+            names
+        )
+        if misplaced or not tensors.keys().isdisjoint(names):
+            _raise_shard_disagreement(names, shard, shard_path, weight_map, tensors)
+        tensors.update(
+            zip(
+                names,
+                map(
+                    TensorInfo,
+                    names,
+                    [r.dtype for r in raws],
+                    [r.shape for r in raws],
+                    [r.end - r.begin for r in raws],
+                    repeat(shard),
+                ),
+                strict=True,
+            )
+        )
         data_start = header.data_start
-        for name, raw in header.tensors.items():
-            if weight_map is not None and weight_map.get(name) != shard:
-                listed = weight_map.get(name)
-                raise CheckpointFormatError(
-                    f"tensor {name!r} is in shard {shard!r} but the index "
-                    + (f"puts it in {listed!r}" if listed else "does not list it"),
-                    path=str(root / shard),
-                )
-            if name in tensors:
-                raise CheckpointFormatError(
-                    f"tensor {name!r} appears in two shards ({tensors[name].shard}, {shard})",
-                    path=str(root / shard),
-                )
-            tensors[name] = TensorInfo(name, raw.dtype, raw.shape, raw.nbytes, shard)
-            locations[name] = (shard_path, data_start + raw.begin)
-    if weight_map is not None:
+        begins.update(zip(names, [data_start + r.begin for r in raws], strict=True))
+    # every tensor read is in the index (checked above), so one is missing iff the counts differ
+    if weight_map is not None and len(tensors) != len(weight_map):
         for name, shard in weight_map.items():
             if name not in tensors:
                 raise CheckpointFormatError(
@@ -140,7 +173,7 @@ def load_safetensors_dir(
                 )
 
     def read_raw(info: TensorInfo) -> bytes:
-        path, offset = locations[info.name]
+        path, offset = shard_paths[info.shard], begins[info.name]
         fd = os.open(path, os.O_RDONLY)
         try:
             data = os.pread(fd, info.nbytes, offset)
