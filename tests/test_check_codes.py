@@ -1005,3 +1005,24 @@ def test_cli_kernel_skip_does_not_import_torch(written):
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     assert "rc 0" in r.stderr
+
+
+# --------------------------------------------------------------------------- docs
+
+
+ISSUE_CODES = """draft.format draft.not_eagle3 draft.layers draft.arch_name tensor.missing
+tensor.unexpected shape.fc shape.q_proj shape.lm_head shape.embed_tokens shape.d2t hidden.mismatch
+hidden.tokenspeed_target_hidden vocab.mismatch vocab.draft_larger vocab.d2t_missing
+vocab.d2t_invalid vocab.d2t_absolute vocab.t2d_invalid lm_head.missing tie.reduced_vocab
+embed.width_mismatch aux.out_of_range aux.count aux.default aux.convention
+norm.residual_unsupported norm.residual_default maxpos.short tp.vocab_indivisible
+tp.heads_indivisible draft_tp.invalid embed.share_error embed.tied_stale""".split()
+
+
+def test_docs_name_every_code():
+    from recipecli.check import RULES
+
+    doc = (REPO / "docs" / "check.md").read_text()
+    registered = {c for r in RULES for c in r.codes if c != "shape.*"}
+    missing = [c for c in sorted(set(ISSUE_CODES) | registered) if f"`{c}`" not in doc]
+    assert missing == []
