@@ -1,0 +1,96 @@
+"""`recipecli diff A [B]`: semantic diff of two rendered commands (two recipes, one recipe on two
+hardware profiles, or one recipe for two engines)."""
+
+from __future__ import annotations
+
+import click
+
+from recipecli.errors import EXIT_FINDINGS, EXIT_OK
+from recipecli.output import emit_json
+
+
+@click.command("diff")
+@click.argument("recipe_a", metavar="A")
+@click.argument("recipe_b", metavar="[B]", required=False)
+@click.option(
+    "--engine",
+    type=click.Choice(["vllm", "tokenspeed"]),
+    default="vllm",
+    show_default=True,
+    help="Engine of A.",
+)
+@click.option(
+    "--vs-engine",
+    type=click.Choice(["vllm", "tokenspeed"]),
+    default=None,
+    help="Engine of B (default: --engine).",
+)
+@click.option("--hardware", default=None, help="Hardware profile of A (default: its default).")
+@click.option(
+    "--vs-hardware",
+    default=None,
+    help="Hardware profile of B (default: --hardware, else its default).",
+)
+@click.option(
+    "--what",
+    type=click.Choice(["serve", "bench", "eval"]),
+    default="serve",
+    show_default=True,
+    help="Which command to compare.",
+)
+@click.option(
+    "--set", "sets", multiple=True, metavar="NAME=VALUE", help="Override for A (repeatable)."
+)
+@click.option(
+    "--vs-set", "vs_sets", multiple=True, metavar="NAME=VALUE", help="Override for B (repeatable)."
+)
+@click.option(
+    "--target-config", metavar="SOURCE", help="Where to read the target's config.json (both sides)."
+)
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
+def command(
+    recipe_a,
+    recipe_b,
+    engine,
+    vs_engine,
+    hardware,
+    vs_hardware,
+    what,
+    sets,
+    vs_sets,
+    target_config,
+    as_json,
+) -> int:
+    """Compare the command rendered from A with the one rendered from B (default: A again).
+
+    Flags are compared by name regardless of order: added (+), removed (-), changed (~);
+    JSON-valued flags (--speculative-config, --hf-overrides) and lm-eval key=value lists key by
+    key; environment variables likewise. Exit 0 when the commands are the same, 1 when they
+    differ (like diff(1)), 2 for bad input.
+
+    \b
+    Examples:
+      recipecli diff minimax-m3-eagle3 --hardware b200 --vs-hardware mi355x
+      recipecli diff minimax-m3-eagle3 --engine vllm --vs-engine tokenspeed
+      recipecli diff llama3.1-8b-eagle3 qwen3-30b-a3b-eagle3 --what bench --json
+      recipecli diff minimax-m3-eagle3 --vs-set max_model_len=65536
+    """
+    from recipecli.diff import diff_recipes, format_diff
+
+    d = diff_recipes(
+        recipe_a,
+        recipe_b,
+        engine=engine,
+        vs_engine=vs_engine,
+        hardware=hardware,
+        vs_hardware=vs_hardware,
+        what=what,
+        sets=sets,
+        vs_sets=vs_sets,
+        target_config=target_config,
+    )
+    if as_json:
+        emit_json(d.to_dict())
+    else:
+        click.echo(format_diff(d), nl=False)
+    return EXIT_OK if d.identical else EXIT_FINDINGS

@@ -1,0 +1,112 @@
+"""`recipecli docs RECIPE_OR_DIR… [-o docs/recipes] [--engine E|all] [--check]`: generate the
+models pages (tokenspeed's docs/recipes/models.md layout) and one page per recipe."""
+
+from __future__ import annotations
+
+import click
+
+from recipecli.errors import EXIT_FINDINGS, EXIT_OK
+from recipecli.output import emit_json
+
+
+@click.command("docs")
+@click.argument("recipes", nargs=-1, metavar="RECIPE_OR_DIR...")
+@click.option("--bundled", is_flag=True, help="Document every bundled recipe (as well).")
+@click.option(
+    "-o",
+    "--output",
+    "out_dir",
+    default="docs/recipes",
+    show_default=True,
+    metavar="DIR",
+    help="Directory of the generated pages.",
+)
+@click.option(
+    "--engine",
+    type=click.Choice(["vllm", "tokenspeed", "all"]),
+    default="all",
+    show_default=True,
+    help="Engines to document (one models page per engine).",
+)
+@click.option(
+    "--check",
+    is_flag=True,
+    help="Write nothing; exit 1 listing the files that are missing or out of date (for CI).",
+)
+@click.option(
+    "--checkpoints",
+    type=click.Choice(["bundled", "cache", "online", "none"]),
+    default="cache",
+    show_default=True,
+    help="Where the check section may open the recipe's checkpoints: bundled snapshots only; "
+    "also local paths and the HF cache (HF_HUB_OFFLINE=1); also the Hub (headers only); "
+    "or skip the check section.",
+)
+@click.option(
+    "--templates",
+    metavar="DIR",
+    help="Directory of docs_*.md.j2 templates overriding the bundled ones.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON document: stale, written, …")
+def command(recipes, bundled, out_dir, engine, check, checkpoints, templates, as_json) -> int:
+    """Generate documentation pages for RECIPE_OR_DIR… (recipe files, bundled names or
+    directories of *.yaml recipes).
+
+    Writes README.md, models-<engine>.md and <recipe>.md into DIR; the output is deterministic
+    (a second run changes no byte). Generated pages that no recipe produces any more are deleted.
+    Exit 0 ok, 1 under --check when some file is stale, 2 bad input.
+
+    \b
+    Examples:
+      recipecli docs --bundled -o docs/recipes
+      recipecli docs recipes/ -o site/recipes --engine tokenspeed
+      recipecli docs --bundled -o docs/recipes --checkpoints bundled --check
+    """
+    from pathlib import Path
+
+    from recipecli.docsgen import DocsOptions, collect_recipes, generate, sync
+
+    loaded = collect_recipes(recipes, bundled=bundled)
+    engines = ("vllm", "tokenspeed") if engine == "all" else (engine,)
+    pages = generate(loaded, out_dir, DocsOptions(engines, checkpoints, templates))
+    result = sync(pages, out_dir, check=check)
+    out = Path(out_dir)
+    stale = [str(out / n) for n in result.stale]
+    orphans = [str(out / n) for n in result.orphans]
+    failed = check and bool(stale or orphans)
+    if as_json:
+        emit_json(
+            {
+                "output": str(out),
+                "check": check,
+                "ok": not failed,
+                "stale": stale,
+                "orphans": orphans,
+                "written": [str(out / n) for n in result.written],
+                "removed": [str(out / n) for n in result.removed],
+                "unchanged": [str(out / n) for n in result.unchanged],
+            }
+        )
+    elif check:
+        for path in stale:
+            click.echo(f"stale: {path}")
+        for path in orphans:
+            click.echo(f"stale: {path} (no recipe generates it any more)")
+        if failed:
+            click.echo(
+                f"recipecli docs: {len(stale) + len(orphans)} file(s) out of date in {out}; "
+                "run the same command without --check to regenerate",
+                err=True,
+            )
+        else:
+            click.echo(f"{out}: {len(pages)} files up to date")
+    else:
+        for path in result.written:
+            click.echo(f"wrote {out / path}", err=True)
+        for path in result.removed:
+            click.echo(f"removed {out / path}", err=True)
+        click.echo(
+            f"{out}: {len(result.written)} written, {len(result.removed)} removed, "
+            f"{len(result.unchanged)} unchanged"
+        )
+    return EXIT_FINDINGS if failed else EXIT_OK

@@ -1,0 +1,524 @@
+"""Semantic diff of two rendered commands: `recipecli diff A B`.
+
+A side is one rendered command (:func:`recipecli.recipes.render.render_command`): a recipe, an
+engine, a hardware profile and which command (``serve``, ``bench`` or ``eval``). The diff does not
+compare text: it compares
+
+* the command head (program, subcommands, positional model),
+* the environment (``export`` lines): added / removed / changed variables,
+* the flags, by long name and regardless of order: added / removed / changed,
+* JSON-valued flag values (``--speculative-config``, ``--hf-overrides``, any value that parses as a
+  JSON object or array) key by key, down to the leaves, with a ``moved`` verdict when the same
+  leaf value sits under another path (vLLM nests text-config overrides under ``text_config``,
+  tokenspeed takes them flat: engine-facts §4, §5),
+* ``key=value,…`` flags of lm-eval (``--model_args``, ``--gen_kwargs``) key by key.
+
+Everything here is pure: :func:`diff_commands` takes two :class:`~recipecli.recipes.render.Rendered`
+(or any env + argv) and returns a :class:`CommandDiff`.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from recipecli.recipes.render import Rendered, render_command
+
+#: lm-eval flags whose value is a ``key=value,key=value`` list (diffed key by key).
+KV_LIST_FLAGS: frozenset[str] = frozenset({"--model_args", "--gen_kwargs", "--metadata"})
+
+_MISSING = object()
+
+
+@dataclass(frozen=True)
+class KeyChange:
+    """One leaf-level difference inside a structured flag value.
+
+    Attributes:
+        op: ``added``, ``removed``, ``changed`` or ``moved``.
+        path: key path in B (in A for ``removed``); list indices are not descended into.
+        a: the value in A (None for ``added``).
+        b: the value in B (None for ``removed``).
+        from_path: for ``moved``, the key path in A.
+    """
+
+    op: str
+    path: tuple[str, ...]
+    a: Any = None
+    b: Any = None
+    from_path: tuple[str, ...] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"op": self.op, "path": list(self.path)}
+        if self.from_path is not None:
+            out["from_path"] = list(self.from_path)
+        if self.op != "added":
+            out["a"] = self.a
+        if self.op != "removed":
+            out["b"] = self.b
+        return out
+
+
+@dataclass(frozen=True)
+class Change:
+    """One difference between the two commands.
+
+    Attributes:
+        kind: ``command`` (head item: program, subcommand, model), ``env`` or ``flag``.
+        op: ``added``, ``removed`` or ``changed``.
+        name: flag long name (``--port``), env var name, or head role (``program``, ``model``).
+        a: value in A (text; ``True`` for a bare flag; None when absent).
+        b: value in B.
+        keys: for structured values (JSON, ``k=v`` lists), the leaf-level differences.
+    """
+
+    kind: str
+    op: str
+    name: str
+    a: Any = None
+    b: Any = None
+    keys: tuple[KeyChange, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"kind": self.kind, "op": self.op, "name": self.name}
+        if self.op != "added":
+            out["a"] = self.a
+        if self.op != "removed":
+            out["b"] = self.b
+        if self.keys:
+            out["keys"] = [k.to_dict() for k in self.keys]
+        return out
+
+
+@dataclass(frozen=True)
+class Side:
+    """What one side of the diff is: recipe name, engine, hardware profile and command."""
+
+    recipe: str
+    engine: str
+    hardware: str | None
+    what: str
+    sets: tuple[str, ...] = ()
+
+    def label(self) -> str:
+        hw = f", {self.hardware}" if self.hardware else ""
+        sets = "".join(f" --set {s}" for s in self.sets)
+        return f"{self.recipe} ({self.engine}{hw}) {self.what}{sets}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "recipe": self.recipe,
+            "engine": self.engine,
+            "hardware": self.hardware,
+            "what": self.what,
+            "sets": list(self.sets),
+        }
+
+
+@dataclass(frozen=True)
+class CommandDiff:
+    """The semantic diff of two commands.
+
+    Attributes:
+        a, b: the two sides.
+        changes: every difference: command head first, then env, then flags (removed, changed,
+            added; each in the order the flags appear in A, then B).
+        unchanged_flags: flags equal on both sides (count only matters for the summary).
+    """
+
+    a: Side
+    b: Side
+    changes: tuple[Change, ...] = field(default_factory=tuple)
+    unchanged_flags: tuple[str, ...] = ()
+
+    @property
+    def identical(self) -> bool:
+        return not self.changes
+
+    def of(self, kind: str, op: str | None = None) -> list[Change]:
+        """Changes of ``kind`` (and ``op`` when given)."""
+        return [c for c in self.changes if c.kind == kind and (op is None or c.op == op)]
+
+    def summary(self) -> dict[str, int]:
+        """Counts: flags added/removed/changed, env added/removed/changed, unchanged flags."""
+        out = {
+            f"{kind}_{op}": len(self.of(kind, op))
+            for kind in ("flag", "env")
+            for op in ("added", "removed", "changed")
+        }
+        out["command_changed"] = len(self.of("command"))
+        out["flags_unchanged"] = len(self.unchanged_flags)
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "a": self.a.to_dict(),
+            "b": self.b.to_dict(),
+            "identical": self.identical,
+            "summary": self.summary(),
+            "changes": [c.to_dict() for c in self.changes],
+            "unchanged_flags": list(self.unchanged_flags),
+        }
+
+
+# --------------------------------------------------------------------------- parsing argv
+
+
+def parse_flags(argv: Sequence[str], head: int) -> dict[str, Any]:
+    """Split ``argv[head:]`` into ``{flag: value}`` in order of appearance.
+
+    A flag is an item starting with ``-``; the items after it up to the next flag are its values:
+    none -> ``True`` (bare flag), one -> that text, several -> a list of texts. A repeated flag
+    collects its values in a list.
+
+    Args:
+        argv: the rendered command.
+        head: number of leading items that are not flags (program, subcommands, model).
+
+    Returns:
+        ordered mapping of flag -> value.
+    """
+    flags: dict[str, Any] = {}
+    current: str | None = None
+    values: list[str] = []
+
+    def close() -> None:
+        if current is None:
+            return
+        value: Any = True if not values else values[0] if len(values) == 1 else list(values)
+        if current in flags:
+            prev = flags[current]
+            flags[current] = [*(prev if isinstance(prev, list) else [prev]), value]
+        else:
+            flags[current] = value
+
+    for item in argv[head:]:
+        if item.startswith("-") and len(item) > 1 and not _is_number(item):
+            close()
+            current, values = item, []
+        elif current is None:
+            current, values = "", [item]  # stray positional after the head
+        else:
+            values.append(item)
+    close()
+    return flags
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def structured_value(flag: str, value: Any) -> Mapping[str, Any] | list[Any] | None:
+    """The parsed form of a structured flag value, or None for plain text.
+
+    JSON objects/arrays (``--speculative-config '{"method": …}'``) are parsed with ``json``;
+    lm-eval ``k=v,k=v`` flags (:data:`KV_LIST_FLAGS`) become ``{k: v}`` (values stay text).
+    """
+    if not isinstance(value, str):
+        return None
+    text = value.strip()
+    if text.startswith(("{", "[")):
+        try:
+            parsed = json.loads(text)
+        except ValueError:
+            return None
+        return parsed if isinstance(parsed, (dict, list)) else None
+    if flag in KV_LIST_FLAGS and "=" in text:
+        out: dict[str, Any] = {}
+        for part in text.split(","):
+            key, sep, val = part.partition("=")
+            if not sep:
+                return None
+            out[key] = val
+        return out
+    return None
+
+
+# --------------------------------------------------------------------------- key-by-key diff
+
+
+def leaves(value: Any, prefix: tuple[str, ...] = ()) -> dict[tuple[str, ...], Any]:
+    """Flatten nested mappings into ``{key path: leaf}``; lists and empty mappings are leaves."""
+    if isinstance(value, Mapping) and value:
+        out: dict[tuple[str, ...], Any] = {}
+        for key, sub in value.items():
+            out.update(leaves(sub, (*prefix, str(key))))
+        return out
+    return {prefix: value}
+
+
+def diff_structured(a: Any, b: Any) -> tuple[KeyChange, ...]:
+    """Leaf-level diff of two parsed structured values (mappings, possibly nested).
+
+    A removed leaf and an added leaf with the same last key and an equal value are reported
+    once as ``moved`` (e.g. ``text_config.index_topk_freq`` -> ``index_topk_freq``).
+
+    Args:
+        a, b: parsed JSON values (mappings or lists).
+
+    Returns:
+        key changes, in the order: moved/changed/removed along A's leaves, then added along B's.
+    """
+    la, lb = leaves(a), leaves(b)
+    removed = [p for p in la if p not in lb]
+    added = [p for p in lb if p not in la]
+    moved: dict[tuple[str, ...], tuple[str, ...]] = {}  # A path -> B path
+    for pa in removed:
+        for pb in added:
+            if pb in moved.values() or not pa or not pb:
+                continue
+            if pa[-1] == pb[-1] and la[pa] == lb[pb]:
+                moved[pa] = pb
+                break
+    out: list[KeyChange] = []
+    for path, va in la.items():
+        if path in moved:
+            out.append(KeyChange("moved", moved[path], va, lb[moved[path]], from_path=path))
+        elif path not in lb:
+            out.append(KeyChange("removed", path, va, None))
+        elif lb[path] != va:
+            out.append(KeyChange("changed", path, va, lb[path]))
+    taken = set(moved.values())
+    for path, vb in lb.items():
+        if path not in la and path not in taken:
+            out.append(KeyChange("added", path, None, vb))
+    return tuple(out)
+
+
+def _flag_change(flag: str, va: Any, vb: Any) -> Change | None:
+    if va == vb:
+        return None
+    sa, sb = structured_value(flag, va), structured_value(flag, vb)
+    if sa is not None and sb is not None:
+        if sa == sb:
+            return None  # same JSON, other spelling (key order, spacing)
+        if isinstance(sa, Mapping) and isinstance(sb, Mapping):
+            return Change("flag", "changed", flag, va, vb, diff_structured(sa, sb))
+    return Change("flag", "changed", flag, va, vb)
+
+
+def _head_role(i: int, n: int, what: str) -> str:
+    """Role of head item ``i`` of ``n``: ``program``, ``model`` (last item of a serve head), or
+    ``argument i``."""
+    if i == 0:
+        return "program"
+    if what == "serve" and i == n - 1:
+        return "model"
+    return f"argument {i}"
+
+
+def diff_commands(
+    a: Rendered | tuple[Mapping[str, str], Sequence[str], int],
+    b: Rendered | tuple[Mapping[str, str], Sequence[str], int],
+    *,
+    side_a: Side | None = None,
+    side_b: Side | None = None,
+) -> CommandDiff:
+    """Semantic diff of two commands.
+
+    Args:
+        a, b: rendered commands, or ``(env, argv, head)`` tuples (``head`` = number of leading
+            argv items before the first flag).
+        side_a, side_b: descriptions of the sides (for output); default: derived from ``a``/``b``.
+
+    Returns:
+        :class:`CommandDiff`.
+    """
+
+    def unpack(x: Any) -> tuple[Mapping[str, str], Sequence[str], int, str]:
+        if isinstance(x, Rendered):
+            return x.env, x.argv, x.head, x.what
+        return (*x, "")
+
+    env_a, argv_a, head_a, what = unpack(a)
+    env_b, argv_b, head_b, what_b = unpack(b)
+    what = what if what == what_b else ""
+    changes: list[Change] = []
+
+    ha, hb = list(argv_a[:head_a]), list(argv_b[:head_b])
+    if ha != hb:
+        if len(ha) == len(hb):
+            for i, (x, y) in enumerate(zip(ha, hb, strict=True)):
+                if x != y:
+                    changes.append(Change("command", "changed", _head_role(i, len(ha), what), x, y))
+        else:
+            changes.append(Change("command", "changed", "command", ha, hb))
+
+    for name, va in env_a.items():
+        if name not in env_b:
+            changes.append(Change("env", "removed", name, va, None))
+        elif env_b[name] != va:
+            changes.append(Change("env", "changed", name, va, env_b[name]))
+    for name, vb in env_b.items():
+        if name not in env_a:
+            changes.append(Change("env", "added", name, None, vb))
+
+    fa, fb = parse_flags(argv_a, head_a), parse_flags(argv_b, head_b)
+    unchanged: list[str] = []
+    removed = [Change("flag", "removed", f, v, None) for f, v in fa.items() if f not in fb]
+    changed: list[Change] = []
+    for flag, va in fa.items():
+        if flag in fb:
+            c = _flag_change(flag, va, fb[flag])
+            if c is None:
+                unchanged.append(flag)
+            else:
+                changed.append(c)
+    added = [Change("flag", "added", f, None, v) for f, v in fb.items() if f not in fa]
+    changes += removed + changed + added
+
+    if side_a is None:
+        side_a = _side_of(a)
+    if side_b is None:
+        side_b = _side_of(b)
+    return CommandDiff(side_a, side_b, tuple(changes), tuple(unchanged))
+
+
+def _side_of(x: Any) -> Side:
+    if isinstance(x, Rendered):
+        return Side("", x.engine, x.hardware, x.what)
+    return Side("", "", None, "")
+
+
+def diff_recipes(
+    recipe_a: str,
+    recipe_b: str | None = None,
+    *,
+    engine: str = "vllm",
+    vs_engine: str | None = None,
+    hardware: str | None = None,
+    vs_hardware: str | None = None,
+    what: str = "serve",
+    sets: Sequence[str] = (),
+    vs_sets: Sequence[str] = (),
+    target_config: str | None = None,
+) -> CommandDiff:
+    """Render both sides and diff them: the library entry of ``recipecli diff``.
+
+    Args:
+        recipe_a: recipe file or bundled name for A.
+        recipe_b: recipe for B (default: ``recipe_a``).
+        engine: engine of A; ``vs_engine`` that of B (default: ``engine``).
+        hardware: hardware profile of A (default: the recipe's ``default_hardware``);
+            ``vs_hardware`` that of B (default: ``hardware``).
+        what: ``serve``, ``bench`` or ``eval``.
+        sets: ``NAME=VALUE`` overrides for A; ``vs_sets`` for B.
+        target_config: ``--target-config SOURCE`` used for both sides.
+
+    Returns:
+        :class:`CommandDiff`.
+
+    Raises:
+        RecipeError, UsageError: from loading or rendering either side.
+    """
+    from recipecli.recipes.loader import load_recipe
+
+    ra = load_recipe(recipe_a)
+    rb = ra if recipe_b is None or recipe_b == recipe_a else load_recipe(recipe_b)
+    vs_engine = vs_engine or engine
+    vs_hardware = vs_hardware or hardware
+    a = render_command(
+        ra, engine, hardware=hardware, what=what, sets=sets, target_config=target_config
+    )
+    b = render_command(
+        rb, vs_engine, hardware=vs_hardware, what=what, sets=vs_sets, target_config=target_config
+    )
+    return diff_commands(
+        a,
+        b,
+        side_a=Side(ra.name, engine, a.hardware, what, tuple(sets)),
+        side_b=Side(rb.name, vs_engine, b.hardware, what, tuple(vs_sets)),
+    )
+
+
+# --------------------------------------------------------------------------- human output
+
+
+def _show(value: Any) -> str:
+    """A value as shown to humans: JSON for structured leaves, shell-quoted text otherwise."""
+    if value is True:
+        return "(bare flag)"
+    if isinstance(value, str):
+        return shlex.quote(value)
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return " ".join(shlex.quote(v) for v in value)
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _show_leaf(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _path(p: tuple[str, ...]) -> str:
+    return ".".join(p) if p else "(whole value)"
+
+
+def format_diff(d: CommandDiff) -> str:
+    """Human-readable diff: a ``---``/``+++`` header, then ``command:``, ``env:`` and ``flags:``
+    sections with ``+`` added, ``-`` removed, ``~`` changed lines, JSON keys indented below their
+    flag, and a one-line summary.
+
+    Args:
+        d: the diff.
+
+    Returns:
+        text ending with a newline.
+    """
+    lines = [f"--- {d.a.label()}", f"+++ {d.b.label()}"]
+    if d.identical:
+        lines.append(f"identical ({len(d.unchanged_flags)} flags)")
+        return "\n".join(lines) + "\n"
+    cmd = d.of("command")
+    if cmd:
+        lines.append("command:")
+        lines += [f"  ~ {c.name}: {_show(c.a)} -> {_show(c.b)}" for c in cmd]
+    env = d.of("env")
+    if env:
+        lines.append("env:")
+        for c in env:
+            if c.op == "added":
+                lines.append(f"  + {c.name}={shlex.quote(c.b)}")
+            elif c.op == "removed":
+                lines.append(f"  - {c.name}={shlex.quote(c.a)}")
+            else:
+                lines.append(f"  ~ {c.name}: {shlex.quote(c.a)} -> {shlex.quote(c.b)}")
+    flags = d.of("flag")
+    if flags:
+        lines.append("flags:")
+        for c in flags:
+            if c.op == "added":
+                lines.append(f"  + {c.name}" + ("" if c.b is True else f" {_show(c.b)}"))
+            elif c.op == "removed":
+                lines.append(f"  - {c.name}" + ("" if c.a is True else f" {_show(c.a)}"))
+            elif c.keys:
+                lines.append(f"  ~ {c.name}")
+                for k in c.keys:
+                    if k.op == "added":
+                        lines.append(f"      + {_path(k.path)}: {_show_leaf(k.b)}")
+                    elif k.op == "removed":
+                        lines.append(f"      - {_path(k.path)}: {_show_leaf(k.a)}")
+                    elif k.op == "moved":
+                        lines.append(
+                            f"      > {_path(k.from_path or ())} moved to {_path(k.path)}: "
+                            f"{_show_leaf(k.b)}"
+                        )
+                    else:
+                        lines.append(
+                            f"      ~ {_path(k.path)}: {_show_leaf(k.a)} -> {_show_leaf(k.b)}"
+                        )
+            else:
+                lines.append(f"  ~ {c.name}: {_show(c.a)} -> {_show(c.b)}")
+    s = d.summary()
+    lines.append(
+        f"{s['flag_added']} flags added, {s['flag_removed']} removed, {s['flag_changed']} changed, "
+        f"{s['flags_unchanged']} unchanged; env {s['env_added']} added, {s['env_removed']} removed, "
+        f"{s['env_changed']} changed"
+    )
+    return "\n".join(lines) + "\n"
