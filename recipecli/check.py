@@ -831,7 +831,9 @@ def rule_tp(ctx: CheckContext) -> Iterable[Finding]:
             items = []
             if t.V and not (engine == "tokenspeed" and t.tokenspeed_embed_replicated):
                 items.append(("target embedding", t.V, tp))
-            if d.V and d.has_embed or (d.V and engine == "tokenspeed"):
+            # tokenspeed builds the Llama draft's embedding sharded; MLA drafts are replicated (§5)
+            ts_sharded = engine == "tokenspeed" and d.attention != "MLA"
+            if d.V and (d.has_embed and engine == "vllm" or ts_sharded):
                 items.append(("draft embedding", d.V, dtp))
             if d.Vd:
                 items.append(("draft lm_head", d.Vd, dtp))
@@ -1012,7 +1014,11 @@ def sharing_rows(ctx: CheckContext) -> tuple[list[SharingRow], list[Finding]]:
                     note = "MLA draft keeps its own embed_tokens (shapes differ; tokenspeed #958)"
                 else:
                     verdict = "error"
-                head = "share" if head_shared else ("own" if d.has_lm_head else "none")
+                head = (
+                    "share"
+                    if head_shared
+                    else ("own" if d.has_lm_head else ("tied" if d.tie_word_embeddings else "none"))
+                )
             else:
                 if target_shape == sharded:
                     verdict = "share"
@@ -1023,7 +1029,11 @@ def sharing_rows(ctx: CheckContext) -> tuple[list[SharingRow], list[Finding]]:
                     )
                 else:
                     verdict = "error"
-                head = "share" if head_shared else ("own" if d.has_lm_head else "none")
+                head = (
+                    "share"
+                    if head_shared
+                    else ("own" if d.has_lm_head else ("tied" if d.tie_word_embeddings else "none"))
+                )
             if verdict == "error":
                 a = target_shape or ("?", t.H)
                 s = sharded or ("?", d.H)
