@@ -182,8 +182,8 @@ def from_hidden_state(ids: Sequence[int], convention: Convention) -> tuple[int, 
 def f32_to_bf16_bits(f32: np.ndarray) -> np.ndarray:
     """Round float32 values to bfloat16 bit patterns, round-to-nearest-even.
 
-    Same rule as torch's ``c10::BFloat16`` (``round_to_nearest_even``): NaN becomes 0x7FC0,
-    overflow rounds to ±inf.
+    Same rule as torch's scalar ``c10::BFloat16`` (``round_to_nearest_even``): NaN becomes 0x7FC0
+    (torch's vectorised CPU path writes 0x7FFF; both are NaN), overflow rounds to ±inf.
 
     Args:
         f32: float32 array, any shape.
@@ -230,7 +230,8 @@ def cast_bytes(raw: Any, src: str, dst: str) -> bytes:
     if dst == "F32":
         return f32.astype("<f4").tobytes()
     if dst == "F16":
-        return f32.astype("<f2").tobytes()
+        with np.errstate(over="ignore"):  # out-of-range values become ±inf, as in torch
+            return f32.astype("<f2").tobytes()
     if dst == "BF16":
         return f32_to_bf16_bits(f32).astype("<u2").tobytes()
     raise ValueError(f"cannot cast to {dst}")
@@ -1177,13 +1178,14 @@ def open_reader(ck: Checkpoint) -> TensorReader:
 
 
 class Progress:
-    """Byte progress on stderr: tqdm when installed, else a plain line every 10%."""
+    """Byte progress on stderr: a tqdm bar on a terminal (when tqdm is installed), else a plain
+    line every 10% (readable in CI logs)."""
 
     def __init__(self, total: int, desc: str, enabled: bool = True):
         self.total, self.desc, self.enabled, self.done = total, desc, enabled, 0
         self._bar = None
         self._last_decile = -1
-        if enabled:
+        if enabled and sys.stderr.isatty():
             try:
                 from tqdm import tqdm
 
