@@ -496,11 +496,17 @@ def _resolve_aux(
 ) -> tuple[tuple[int, ...] | None, list[Translation], list[str]]:
     """Aux ids in hidden-state convention for the output (None = absent), translations, notes."""
     src = ck.source
-    conv = opts.aux_id_convention or SOURCE_CONVENTION.get(d.format or "")
+    by_format = SOURCE_CONVENTION.get(d.format or "")
+    # --aux-id-convention describes --aux-ids when they are given, else the draft's own ids
+    conv = by_format if opts.aux_ids is not None else (opts.aux_id_convention or by_format)
     trans: list[Translation] = []
     notes: list[str] = []
     src_hidden: tuple[int, ...] | None = None
-    if d.aux_ids is not None:
+    if d.aux_ids is not None and conv is None and opts.aux_ids is not None:
+        notes.append(
+            f"the draft's aux ids {list(d.aux_ids)} (convention unknown) replaced by --aux-ids"
+        )
+    elif d.aux_ids is not None:
         if conv is None:
             raise _refuse(
                 f"format {d.format} does not say whether its aux ids {list(d.aux_ids)} are hidden-state or "
