@@ -94,6 +94,18 @@ def bad_header_json(tmp: Path):
     return tmp / "ck", path, "malformed safetensors header"
 
 
+def metadata_not_object(tmp: Path):
+    header = {"__metadata__": ["pt"], "a": entry("F32", [1], 0, 4)}
+    path = single(tmp / "ck", header, data=b"\0" * 4)
+    return tmp / "ck", path, "__metadata__ is not an object"
+
+
+def header_not_object(tmp: Path):
+    path = single(tmp / "ck", {})
+    path.write_bytes((8).to_bytes(8, "little") + b"[1]     ")
+    return tmp / "ck", path, "not a JSON object"
+
+
 def header_longer_than_file(tmp: Path):
     path = single(tmp / "ck", {"a": entry("F32", [1], 0, 4)}, data=b"\0" * 4, header_len=4096)
     return tmp / "ck", path, "larger than the file"
@@ -206,6 +218,8 @@ def malformed_index(tmp: Path):
 BAD_INPUTS: dict[str, Callable[[Path], tuple[Path, Path, str]]] = {
     "malformed config.json": bad_config,
     "malformed header JSON": bad_header_json,
+    "__metadata__ not an object": metadata_not_object,
+    "header not an object": header_not_object,
     "header length larger than file": header_longer_than_file,
     "absurd header length": header_absurd,
     "overlapping offsets": overlapping,

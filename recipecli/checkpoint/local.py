@@ -6,11 +6,12 @@ import json
 import os
 from collections.abc import Mapping
 from itertools import repeat
+from operator import sub
 from pathlib import Path
 from typing import Any
 
 from recipecli.checkpoint.model import Checkpoint, SourceKind, TensorInfo
-from recipecli.checkpoint.safetensors_header import IO_STATS, read_file_header
+from recipecli.checkpoint.safetensors_header import IO_STATS, read_file_columns
 from recipecli.errors import CheckpointFormatError, MissingDependencyError, SourceError
 
 SAFE_INDEX = "model.safetensors.index.json"
@@ -139,30 +140,17 @@ def load_safetensors_dir(
     shard_paths = {shard: str(root / shard) for shard in shards}
     for shard in shards:
         shard_path = shard_paths[shard]
-        header = read_file_header(shard_path)
-        names = list(header.tensors)
-        raws = list(header.tensors.values())
+        cols, data_start = read_file_columns(shard_path)
+        names = cols.names
         misplaced = weight_map is not None and list(map(weight_map.get, names)) != [shard] * len(
             names
         )
         if misplaced or not tensors.keys().isdisjoint(names):
             _raise_shard_disagreement(names, shard, shard_path, weight_map, tensors)
-        tensors.update(
-            zip(
-                names,
-                map(
-                    TensorInfo,
-                    names,
-                    [r.dtype for r in raws],
-                    [r.shape for r in raws],
-                    [r.end - r.begin for r in raws],
-                    repeat(shard),
-                ),
-                strict=True,
-            )
-        )
-        data_start = header.data_start
-        begins.update(zip(names, [data_start + r.begin for r in raws], strict=True))
+        nbytes = list(map(sub, cols.ends, cols.begins))
+        infos = map(TensorInfo, names, cols.dtypes, cols.shapes, nbytes, repeat(shard))
+        tensors.update(zip(names, infos, strict=True))
+        begins.update(zip(names, [data_start + b for b in cols.begins], strict=True))
     # every tensor read is in the index (checked above), so one is missing iff the counts differ
     if weight_map is not None and len(tensors) != len(weight_map):
         for name, shard in weight_map.items():

@@ -108,7 +108,17 @@ def _non_negative_ints(values: Any) -> bool:
     )
 
 
-def _fast_entries(header: dict[str, Any], data_len: int | None) -> dict[str, RawTensor] | None:
+class Columns(NamedTuple):
+    """A validated header as parallel lists (one entry per tensor, header order)."""
+
+    names: list[str]
+    dtypes: list[str]
+    shapes: list[tuple[int, ...]]
+    begins: list[int]
+    ends: list[int]
+
+
+def _fast_columns(header: dict[str, Any], data_len: int | None) -> Columns | None:
     """Accept a well-formed header with C-level passes over whole columns, or return None.
 
     All-or-nothing: on ANY irregularity it returns None and :func:`validate_entries` runs its
@@ -152,9 +162,15 @@ def _fast_entries(header: dict[str, Any], data_len: int | None) -> dict[str, Raw
         return None
     if data_len is not None and stops[-1] != data_len:
         return None
-    return dict(
-        zip(names, map(RawTensor, names, dtypes, map(tuple, shapes), begins, ends), strict=True)
-    )
+    return Columns(names, dtypes, list(map(tuple, shapes)), begins, ends)
+
+
+def _fast_entries(header: dict[str, Any], data_len: int | None) -> dict[str, RawTensor] | None:
+    """:func:`_fast_columns` as name -> :class:`RawTensor`, or None."""
+    cols = _fast_columns(header, data_len)
+    if cols is None:
+        return None
+    return dict(zip(cols.names, map(RawTensor, *cols), strict=True))
 
 
 def validate_entries(
@@ -273,13 +289,8 @@ class FileHeader:
         return 8 + self.header_len
 
 
-def read_file_header(path: str | os.PathLike[str]) -> FileHeader:
-    """Read and validate the header of a local safetensors file, reading only ``8 + N`` bytes.
-
-    Raises:
-        CheckpointFormatError: see :func:`validate_entries`; also a file shorter than 8 bytes, a
-            header length over :data:`MAX_HEADER_BYTES` or larger than the file.
-    """
+def _read_header_json(path: str | os.PathLike[str]) -> tuple[str, int, int, Any]:
+    """Read ``8 + N`` bytes of a local safetensors file: ``(path, N, file size, parsed JSON)``."""
     where = os.fspath(path)
     try:
         fd = os.open(where, os.O_RDONLY)
@@ -311,9 +322,46 @@ def read_file_header(path: str | os.PathLike[str]) -> FileHeader:
         IO_STATS.bytes_read += 8 + len(raw)
     finally:
         os.close(fd)
-    header = parse_header_bytes(raw, where=where)
+    return where, n, size, parse_header_bytes(raw, where=where)
+
+
+def read_file_header(path: str | os.PathLike[str]) -> FileHeader:
+    """Read and validate the header of a local safetensors file, reading only ``8 + N`` bytes.
+
+    Raises:
+        CheckpointFormatError: see :func:`validate_entries`; also a file shorter than 8 bytes, a
+            header length over :data:`MAX_HEADER_BYTES` or larger than the file.
+    """
+    where, n, size, header = _read_header_json(path)
     tensors, metadata = validate_entries(header, where=where, data_len=size - 8 - n)
     return FileHeader(where, n, size, tensors, metadata)
+
+
+def read_file_columns(path: str | os.PathLike[str]) -> tuple[Columns, int]:
+    """Like :func:`read_file_header`, but the tensors as :class:`Columns` (no per-tensor object).
+
+    Returns:
+        ``(columns, data_start)``: the validated tensors and the absolute file offset of the data
+        buffer.
+
+    Raises:
+        CheckpointFormatError: as :func:`read_file_header`.
+    """
+    where, n, size, header = _read_header_json(path)
+    data_len = size - 8 - n
+    fast_ok = isinstance(header, dict) and isinstance(header.get("__metadata__") or {}, dict)
+    cols = _fast_columns(header, data_len) if fast_ok else None
+    if cols is None:  # the entry loop names what is wrong (or accepts an unusual header)
+        tensors, _ = validate_entries(header, where=where, data_len=data_len)
+        raws = list(tensors.values())
+        cols = Columns(
+            list(tensors),
+            [r.dtype for r in raws],
+            [r.shape for r in raws],
+            [r.begin for r in raws],
+            [r.end for r in raws],
+        )
+    return cols, 8 + n
 
 
 def _u64(head: bytes) -> tuple[int]:
