@@ -25,7 +25,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from recipecli.recipes.render import Rendered, render_command
+from recipecli.recipes.render import Rendered, flag_argv, render_command
 
 #: lm-eval flags whose value is a ``key=value,key=value`` list (diffed key by key).
 KV_LIST_FLAGS: frozenset[str] = frozenset({"--model_args", "--gen_kwargs", "--metadata"})
@@ -207,6 +207,20 @@ def parse_flags(argv: Sequence[str], head: int) -> dict[str, Any]:
     return flags
 
 
+def rendered_flags(rendered: Rendered) -> dict[str, Any]:
+    """``{flag: value text}`` of a render: from its typed ``flags`` when it has them (serve:
+    exact even for values starting with ``-``), else parsed from ``argv``
+    (:func:`parse_flags`)."""
+    if not rendered.flags:
+        return parse_flags(rendered.argv, rendered.head)
+    out: dict[str, Any] = {}
+    for flag, value in rendered.flags:
+        items = flag_argv(flag, value)
+        if items:
+            out[flag] = True if len(items) == 1 else items[1] if len(items) == 2 else items[1:]
+    return out
+
+
 def _is_number(text: str) -> bool:
     try:
         float(text)
@@ -332,13 +346,14 @@ def diff_commands(
         :class:`CommandDiff`.
     """
 
-    def unpack(x: Any) -> tuple[Mapping[str, str], Sequence[str], int, str]:
+    def unpack(x: Any) -> tuple[Mapping[str, str], Sequence[str], int, str, dict[str, Any]]:
         if isinstance(x, Rendered):
-            return x.env, x.argv, x.head, x.what
-        return (*x, "")
+            return x.env, x.argv, x.head, x.what, rendered_flags(x)
+        env, argv, head = x
+        return env, argv, head, "", parse_flags(argv, head)
 
-    env_a, argv_a, head_a, what = unpack(a)
-    env_b, argv_b, head_b, what_b = unpack(b)
+    env_a, argv_a, head_a, what, fa = unpack(a)
+    env_b, argv_b, head_b, what_b, fb = unpack(b)
     what = what if what == what_b else ""
     changes: list[Change] = []
 
@@ -360,7 +375,6 @@ def diff_commands(
         if name not in env_a:
             changes.append(Change("env", "added", name, None, vb))
 
-    fa, fb = parse_flags(argv_a, head_a), parse_flags(argv_b, head_b)
     unchanged: list[str] = []
     removed = [Change("flag", "removed", f, v, None) for f, v in fa.items() if f not in fb]
     changed: list[Change] = []
