@@ -25,6 +25,7 @@ import contextlib
 import json
 import os
 import re
+import shlex
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -100,9 +101,13 @@ def prose(text: Any) -> str:
 
 
 def sentence(text: Any) -> str:
-    """:func:`prose` ending with a full stop (unless it already ends with ``.``, ``!`` or ``?``)."""
+    """:func:`prose` starting with a capital and ending with a full stop (unless it already ends
+    with ``.``, ``!`` or ``?``)."""
     text = prose(text)
-    return text if not text or text.endswith((".", "!", "?")) else text + "."
+    if not text:
+        return text
+    text = text[0].upper() + text[1:]
+    return text if text.endswith((".", "!", "?")) else text + "."
 
 
 # --------------------------------------------------------------------------- inputs
@@ -642,6 +647,10 @@ def recipe_page(
             for h, t, d, ts, ds in (check.pairs if check else ())
         ],
         "check_missing": [code(m) for m in (check.missing if check else ())],
+        "check_commands": [
+            code(f"recipecli check {shlex.quote(t)} {shlex.quote(d)}")
+            for t, d in dict.fromkeys((h["hw"]["target"], h["hw"]["draft"]) for h in hardware)
+        ],
         "notes": [prose(n) for n in recipe.get("notes") or []],
         "warnings": [{"message": m, "where": ", ".join(warnings[m])} for m in sorted(warnings)],
         "results": results_sections(recipe),
