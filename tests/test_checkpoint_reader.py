@@ -488,3 +488,35 @@ def test_header_fast_path_fires_on_valid_headers():
     assert fast is not None and set(fast) == {"a", "b", "z"}
     assert fast["b"] == sh.RawTensor("b", "F32", (2,), 2, 10)
     assert sh._fast_entries(header, 11) is None  # trailing byte: declined, loop reports it
+
+
+TARGETS = [
+    "meta-llama__Meta-Llama-3.1-8B",
+    "meta-llama__Meta-Llama-3.1-70B",
+    "Qwen__Qwen3-8B",
+    "Qwen__Qwen3-30B-A3B",
+    "Qwen__Qwen3-VL-30B-A3B-Instruct",
+    "openai__gpt-oss-120b",
+    "deepseek-ai__DeepSeek-V3",
+    "MiniMaxAI__MiniMax-M3",
+    "nvidia__MiniMax-M3-NVFP4",
+]
+
+
+@pytest.mark.parametrize("name", TARGETS)
+def test_full_size_sparse_target_round_trips(full_size_target, fixture_config, name):
+    """Every fixture target's full-size spec list writes as a valid sparse checkpoint whose
+    tensor table the reader returns unchanged (shapes, dtypes, bytes), reading headers only."""
+    config = fixture_config(name)
+    specs = target_specs(config)
+    root = full_size_target(name)
+    disk = sum(f.stat().st_blocks * 512 for f in root.iterdir())
+    before = IO_STATS.bytes_read
+    ck = open_checkpoint(str(root))
+    assert {n: (t.dtype, t.shape, t.nbytes) for n, t in ck.tensors.items()} == {
+        s.name: (s.dtype, s.shape, s.nbytes) for s in specs
+    }
+    assert IO_STATS.bytes_read - before < disk  # headers + config only
+    assert ck.text.tensor_prefix + "embed_tokens.weight" in ck.tensors or (
+        "model.embed_tokens.weight" in ck.tensors
+    )
