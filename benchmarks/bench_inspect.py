@@ -159,6 +159,7 @@ def main() -> int:
     help_s, _ = best_of([*cli, "--help"], ns.repeat)
     inspect_s, proc = best_of([*cli, "inspect", str(root), "--json"], ns.repeat)
     doc = json.loads(proc.stdout)
+    human_s, _ = best_of([*cli, "inspect", str(root)], ns.repeat)
     help_child = child_stats(["--help"])
     inspect_child = child_stats(["inspect", str(root), "--json"])
     ip = in_process(root)
@@ -171,7 +172,8 @@ def main() -> int:
     print(f"  apparent size {apparent:,} bytes ({apparent / 1e9:.1f} GB); on disk {disk:,} bytes")
     print(f"recipecli --help: {help_s:.3f} s (best of {ns.repeat})")
     print(f"recipecli inspect --json: {inspect_s:.3f} s (best of {ns.repeat})")
-    print("  in-process stages:")
+    print(f"recipecli inspect (human summary): {human_s:.3f} s (best of {ns.repeat})")
+    print("  in-process stages of inspect --json:")
     for stage, seconds in ip["stages"].items():
         print(f"    {stage:40s} {seconds:.3f} s")
     print(
