@@ -727,17 +727,20 @@ def generate(
         )
     out = Path(out_dir)
     engines = tuple(e for e in ENGINES if e in options.engines)
-    pages: dict[str, str] = {"README.md": index_page(recipes, engines, templates=options.templates)}
-    for engine in engines:
-        pages[f"models-{engine}.md"] = models_page(recipes, engine, templates=options.templates)
-    for recipe in recipes:
-        pages[f"{recipe.name}.md"] = recipe_page(
-            recipe,
-            engines,
-            out_dir=out,
-            checkpoints=options.checkpoints,
-            templates=options.templates,
-        )
+    # Rendering reads target configs (text_overrides placement) and the check section opens
+    # checkpoints: offline unless the user opted in with --checkpoints online.
+    with _hub_offline(options.checkpoints != "online"):
+        pages = {"README.md": index_page(recipes, engines, templates=options.templates)}
+        for engine in engines:
+            pages[f"models-{engine}.md"] = models_page(recipes, engine, templates=options.templates)
+        for recipe in recipes:
+            pages[f"{recipe.name}.md"] = recipe_page(
+                recipe,
+                engines,
+                out_dir=out,
+                checkpoints=options.checkpoints,
+                templates=options.templates,
+            )
     return {name: pages[name] for name in sorted(pages)}
 
 

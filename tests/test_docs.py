@@ -437,3 +437,37 @@ def test_docs_does_not_import_torch(tmp_path):
     )
     out = subprocess.run([sys.executable, "-c", code_], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_render_of_unknown_target_config_stays_offline(tmp_path, monkeypatch):
+    # text_overrides need the target's config; an unknown target is not fetched from the Hub.
+    import recipecli.checkpoint.hub as hub
+    from recipecli.errors import RecipeError
+
+    def no_network(*args, **kwargs):
+        raise AssertionError("docs reached the Hub")
+
+    monkeypatch.setattr(hub, "load_from_hub", no_network)
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    monkeypatch.delenv("HF_HUB_CACHE", raising=False)
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    data = yaml.safe_load((REPO / "recipecli/data/recipes/llama3.1-8b-eagle3.yaml").read_text())
+    data.update(name="nocfg", target="someorg/unknown-model", text_overrides={"rope_theta": 1.0})
+    path = tmp_path / "nocfg.yaml"
+    path.write_text(yaml.safe_dump(data))
+    with pytest.raises(RecipeError, match="someorg/unknown-model"):
+        generate(collect_recipes([str(path)]), tmp_path / "o", DocsOptions(checkpoints="cache"))
+    assert "HF_HUB_OFFLINE" not in os.environ
+
+
+def test_templates_override(tmp_path):
+    tdir = tmp_path / "tpl"
+    tdir.mkdir()
+    (tdir / "docs_index.md.j2").write_text(
+        "{{ marker }}\n\n# My index\n{% for r in recipes %}- {{ r.page }}\n{% endfor %}"
+    )
+    got = generate(
+        collect_recipes(["llama3.1-8b-eagle3"]), tmp_path, DocsOptions(("vllm",), "none", str(tdir))
+    )
+    assert got["README.md"] == GENERATED_MARKER + "\n\n# My index\n- llama3.1-8b-eagle3.md\n"
+    assert got["models-vllm.md"].splitlines()[2] == "# Model Recipes"  # others stay bundled
