@@ -38,13 +38,17 @@ source chunk by chunk, and renamed into place only after that verification passe
 from __future__ import annotations
 
 import json
+import mmap
 import os
+import queue
 import re
 import shutil
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
@@ -63,6 +67,8 @@ FACTS = "engine-facts"
 
 #: bytes moved per read/cast/write/compare step (bounds the working set)
 CHUNK_BYTES = 32 << 20
+#: bytes compared per step of the (memory-mapped) verification
+VERIFY_CHUNK = 8 << 20
 
 #: floating dtypes ``--dtype`` may cast between; everything else (I64, BOOL, FP8, U8 …) is copied
 CASTABLE = frozenset({"F16", "BF16", "F32"})
@@ -1085,6 +1091,8 @@ class TensorReader:
         self.root = Path(ck.root)
         self._fds: dict[str, int] = {}
         self._offsets: dict[str, tuple[str, int]] = {}
+        #: tensor -> (absolute shard path, absolute data offset), safetensors sources only
+        self.offsets: dict[str, tuple[str, int]] = {}
         self._states: dict[str, Mapping[str, Any]] = {}
         self._cached: tuple[str, memoryview] | None = None
         if ck.weight_format == "safetensors":
@@ -1092,6 +1100,7 @@ class TensorReader:
                 header = read_file_header(self.root / shard)
                 for name, raw in header.tensors.items():
                     self._offsets[name] = (shard, header.data_start + raw.begin)
+                    self.offsets[name] = (str(self.root / shard), header.data_start + raw.begin)
 
     def _fd(self, shard: str) -> int:
         if shard not in self._fds:
@@ -1113,16 +1122,20 @@ class TensorReader:
         self._cached = (name, view)
         return view
 
-    def read(self, name: str, offset: int, n: int, out: bytearray | None = None) -> memoryview:
+    def read(self, name: str, offset: int, n: int, out: bytearray | None = None) -> Any:
         """``n`` bytes of tensor ``name`` starting at byte ``offset``.
 
         Args:
-            out: reusable buffer of at least ``n`` bytes (safetensors sources fill it in place).
+            out: reusable buffer; used (filled in place and returned) when it is exactly ``n``
+                bytes long, so that comparisons are a plain ``memcmp`` of two bytearrays.
+
+        Returns:
+            A bytearray (safetensors sources) or a memoryview (``.bin`` sources, zero copy).
         """
         if name in self._offsets:
             shard, start = self._offsets[name]
-            buf = out if out is not None and len(out) >= n else bytearray(n)
-            view = memoryview(buf)[:n]
+            buf = out if out is not None and len(out) == n else bytearray(n)
+            view = memoryview(buf)
             got = os.preadv(self._fd(shard), [view], start + offset)
             while got < n:  # short reads are legal
                 more = os.preadv(self._fd(shard), [view[got:]], start + offset + got)
@@ -1131,10 +1144,15 @@ class TensorReader:
                         f"short read of tensor {name!r}", path=str(self.root / shard)
                     )
                 got += more
-            return view
+            return buf
         if self.ck.weight_format == "bin":
             return self._bin_view(name)[offset : offset + n]
         return memoryview(self.ck.read_raw_bytes(name))[offset : offset + n]
+
+    def open_all(self) -> None:
+        """Open every shard now (readers shared between threads must not open lazily)."""
+        for shard, _ in self._offsets.values():
+            self._fd(shard)
 
     def copy_to(self, name: str, nbytes: int, dst_fd: int) -> bool:
         """Copy a whole tensor into ``dst_fd`` (at its position) in the kernel; False if unsupported."""
@@ -1288,6 +1306,21 @@ def write_tensor(
         progress.update(len(data))
 
 
+def output_layout(plan: ConvertPlan) -> dict[str, tuple[str, int]]:
+    """Output tensor -> (shard, absolute file offset of its data), as :func:`safetensors_header`
+    lays the shards out."""
+    layout: dict[str, tuple[str, int]] = {}
+    shards: dict[str, list[TensorMove]] = {}
+    for m in plan.moves:
+        shards.setdefault(m.shard, []).append(m)
+    for shard, moves in shards.items():
+        pos = len(safetensors_header(moves))
+        for m in moves:
+            layout[m.dst] = (shard, pos)
+            pos += m.nbytes
+    return layout
+
+
 def write_output(
     plan: ConvertPlan,
     reader: TensorReader,
@@ -1295,8 +1328,12 @@ def write_output(
     *,
     progress: bool = True,
     fsync: bool = True,
+    on_written: Callable[[TensorMove], None] | None = None,
 ) -> list[str]:
     """Write ``config.json``, the shards and (for several shards) the index into ``tmp``.
+
+    Each shard is sized to its final length first (so it can be memory-mapped while being
+    written), then filled tensor by tensor; ``on_written(move)`` is called after each tensor.
 
     Returns:
         Shard file names in order.
@@ -1310,9 +1347,13 @@ def write_output(
         for shard, moves in shards.items():
             fd = os.open(tmp / shard, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
             try:
-                _write_all(fd, safetensors_header(moves))
+                header = safetensors_header(moves)
+                os.ftruncate(fd, len(header) + sum(m.nbytes for m in moves))
+                _write_all(fd, header)
                 for m in moves:
                     write_tensor(m, fd, reader, plan.derived, buf, bar)
+                    if on_written is not None:
+                        on_written(m)
                 if fsync:
                     os.fsync(fd)
             finally:
@@ -1329,25 +1370,121 @@ def write_output(
     return list(shards)
 
 
-def verify_output(
-    plan: ConvertPlan,
-    reader: TensorReader,
-    tmp: Path,
-    *,
-    progress: bool = True,
-) -> dict[str, Any]:
-    """Reopen ``tmp`` and prove it holds exactly the plan: tensors bit for bit, same meaning.
+class MappedFiles:
+    """Read-only memory maps of whole files, handing out zero-copy numpy views of byte ranges.
 
-    Every output tensor is compared, chunk by chunk, with the source bytes (cast by the requested
-    dtype when one was asked for) or with the derived bytes; the canonical draft of the output is
-    compared with the plan's expected meaning (:func:`draft_semantics`).
+    Views are released with ``MADV_DONTNEED`` after use, so the resident set stays at a few
+    chunks although every byte of both checkpoints is read (the pages stay in the page cache).
+    """
+
+    def __init__(self) -> None:
+        self._maps: dict[str, mmap.mmap] = {}
+        self._lock = threading.Lock()
+
+    def _map(self, path: str) -> mmap.mmap:
+        with self._lock:
+            if path not in self._maps:
+                fd = os.open(path, os.O_RDONLY)
+                try:
+                    self._maps[path] = mmap.mmap(fd, 0, prot=mmap.PROT_READ)
+                finally:
+                    os.close(fd)
+            return self._maps[path]
+
+    def view(self, path: str, offset: int, n: int) -> np.ndarray:
+        """uint8 array over bytes [offset, offset + n) of ``path`` (no copy)."""
+        return np.frombuffer(self._map(path), dtype=np.uint8, count=n, offset=offset)
+
+    def release(self, path: str, offset: int, n: int) -> None:
+        """Drop the pages of [offset, offset + n) from this process (not from the page cache)."""
+        m = self._maps.get(path)
+        if m is None or not hasattr(m, "madvise"):
+            return
+        start = offset // mmap.PAGESIZE * mmap.PAGESIZE
+        length = (offset + n - start) // mmap.PAGESIZE * mmap.PAGESIZE
+        if length > 0:
+            m.madvise(mmap.MADV_DONTNEED, start, length)
+
+    def close(self) -> None:
+        for m in self._maps.values():
+            try:
+                m.close()
+            except BufferError:  # a view is still alive; the map goes with it
+                pass
+        self._maps.clear()
+
+
+def same_array(a: np.ndarray, b: np.ndarray) -> bool:
+    """Bit-for-bit equality of two uint8 arrays, compared as uint64 words when aligned."""
+    if a.shape != b.shape:
+        return False
+    n = a.size - a.size % 8
+    if n and a[:n].ctypes.data % 8 == 0 and b[:n].ctypes.data % 8 == 0:
+        if not np.array_equal(a[:n].view(np.uint64), b[:n].view(np.uint64)):
+            return False
+        return bool(np.array_equal(a[n:], b[n:]))
+    return bool(np.array_equal(a, b))
+
+
+def verify_tensor(
+    m: TensorMove,
+    reader: TensorReader,
+    src_maps: MappedFiles,
+    out_maps: MappedFiles,
+    out_at: tuple[str, int],
+    derived: Mapping[str, bytes],
+    buf: bytearray,
+) -> int:
+    """Compare output tensor ``m`` (at ``out_at`` = (file, offset)) with its source, bit for bit.
+
+    Uncast safetensors tensors: both files memory-mapped, compared in :data:`VERIFY_CHUNK` slices.
+    Cast or derived tensors: the expected bytes are recomputed from the source (the same
+    :func:`cast_bytes`) and compared with the mapped output.
 
     Returns:
-        ``{"tensors_compared", "bytes_compared", "semantic_differences": {}}``.
+        Bytes compared.
 
     Raises:
-        ConvertError: a missing/extra tensor, a dtype/shape or byte mismatch, or a meaning that
-            differs from the plan.
+        ConvertError: naming the tensor and the first differing byte range.
+    """
+    out_path, out_off = out_at
+
+    def fail(off: int, n: int) -> ConvertError:
+        return ConvertError(
+            f"verification: tensor {m.dst} differs from source {m.src} in bytes [{off}, {off + n})",
+            path=str(Path(out_path).parent),
+            hint="the output was not kept; report this as a bug",
+        )
+
+    if not m.derived and m.src_dtype == m.dst_dtype and m.src in reader.offsets:
+        src_path, src_off = reader.offsets[m.src]
+        for off in range(0, m.nbytes, VERIFY_CHUNK):
+            n = min(VERIFY_CHUNK, m.nbytes - off)
+            a = src_maps.view(src_path, src_off + off, n)
+            b = out_maps.view(out_path, out_off + off, n)
+            if not same_array(a, b):
+                raise fail(off, n)
+            del a, b
+            src_maps.release(src_path, src_off + off, n)
+            out_maps.release(out_path, out_off + off, n)
+        return m.nbytes
+    for off, data in expected_chunks(m, reader, derived, buf):
+        n = len(data)
+        b = out_maps.view(out_path, out_off + off, n)
+        if not same_array(np.frombuffer(data, dtype=np.uint8), b):
+            raise fail(off, n)
+        del b
+        out_maps.release(out_path, out_off + off, n)
+    return m.nbytes
+
+
+def verify_reopened(plan: ConvertPlan, tmp: Path) -> Checkpoint:
+    """Reopen ``tmp`` with the checkpoint reader and check it is the plan: the same tensor set,
+    dtypes, shapes and data offsets (so the bytes compared are the bytes a loader reads), and the
+    same meaning (:func:`draft_semantics`, only the planned translations differ from the source).
+
+    Raises:
+        ConvertError: any difference.
     """
     from recipecli.checkpoint import open_checkpoint
 
@@ -1360,34 +1497,21 @@ def verify_output(
             f"extra {sorted(got - set(want))[:3]})",
             path=str(tmp),
         )
-    out_reader = TensorReader(out_ck)
-    bar = Progress(plan.total_bytes, "convert: verify", progress)
-    buf_a, buf_b = bytearray(CHUNK_BYTES), bytearray(CHUNK_BYTES)
-    compared = 0
-    try:
-        for m in plan.moves:
-            info = out_ck.tensors[m.dst]
-            if (info.dtype, tuple(info.shape)) != (m.dst_dtype, m.shape):
-                raise ConvertError(
-                    f"verification: {m.dst} is {info.dtype} {list(info.shape)}, expected "
-                    f"{m.dst_dtype} {list(m.shape)}",
-                    path=str(tmp),
-                )
-            for off, data in expected_chunks(m, reader, plan.derived, buf_a):
-                n = len(data)
-                actual = out_reader.read(m.dst, off, n, buf_b)
-                if actual != memoryview(data).cast("B"):
-                    raise ConvertError(
-                        f"verification: tensor {m.dst} differs from source {m.src} in bytes "
-                        f"[{off}, {off + n})",
-                        path=str(tmp),
-                        hint="the output was not kept; report this as a bug",
-                    )
-                compared += n
-                bar.update(n)
-    finally:
-        out_reader.close()
-        bar.close()
+    layout = output_layout(plan)
+    headers = {shard: read_file_header(tmp / shard) for shard in out_ck.shards}
+    for m in plan.moves:
+        info = out_ck.tensors[m.dst]
+        if (info.dtype, tuple(info.shape)) != (m.dst_dtype, m.shape):
+            raise ConvertError(
+                f"verification: {m.dst} is {info.dtype} {list(info.shape)}, expected "
+                f"{m.dst_dtype} {list(m.shape)}",
+                path=str(tmp),
+            )
+        h = headers[info.shard]
+        if (info.shard, h.data_start + h.tensors[m.dst].begin) != layout[m.dst]:
+            raise ConvertError(
+                f"verification: {m.dst} is not where it was written", path=str(tmp / info.shard)
+            )
     meaning = "post-norm-chaining" if plan.options.to == "eagle3" else None
     got_sem = draft_semantics(canonical_draft(out_ck), norm_output_meaning=meaning)
     diff = semantic_diff(plan.expected, got_sem)
@@ -1398,6 +1522,92 @@ def verify_output(
             path=str(tmp),
             hint="the output was not kept; report this as a bug",
         )
+    return out_ck
+
+
+class Verifier:
+    """Compares tensors with the source on a background thread while later ones are written.
+
+    ``submit(move)`` after a tensor is written; ``finish()`` waits and re-raises the first
+    mismatch. Memory: two mapped :data:`VERIFY_CHUNK` slices (plus one cast chunk) at a time.
+    """
+
+    def __init__(self, plan: ConvertPlan, reader: TensorReader, tmp: Path, progress: bool):
+        self.plan, self.reader, self.tmp = plan, reader, tmp
+        self.layout = output_layout(plan)
+        self.src_maps, self.out_maps = MappedFiles(), MappedFiles()
+        self.queue: queue.Queue[TensorMove | None] = queue.Queue()
+        self.error: BaseException | None = None
+        self.compared = 0
+        self.bar = Progress(plan.total_bytes, "convert: verify", progress)
+        self.thread = threading.Thread(target=self._run, name="recipecli-verify", daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        buf = bytearray(CHUNK_BYTES)
+        while True:
+            m = self.queue.get()
+            if m is None:
+                return
+            if self.error is not None:
+                continue
+            try:
+                shard, off = self.layout[m.dst]
+                n = verify_tensor(
+                    m,
+                    self.reader,
+                    self.src_maps,
+                    self.out_maps,
+                    (str(self.tmp / shard), off),
+                    self.plan.derived,
+                    buf,
+                )
+                self.compared += n
+                self.bar.update(n)
+            except BaseException as exc:  # handed to the writer thread
+                self.error = exc
+
+    def submit(self, m: TensorMove) -> None:
+        """Queue ``m`` for comparison; raises at once if an earlier tensor already differed."""
+        if self.error is not None:
+            raise self.error
+        self.queue.put(m)
+
+    def finish(self) -> int:
+        """Wait for every queued tensor; returns bytes compared or raises the first mismatch."""
+        self.queue.put(None)
+        self.thread.join()
+        self.bar.close()
+        self.src_maps.close()
+        self.out_maps.close()
+        if self.error is not None:
+            raise self.error
+        return self.compared
+
+
+def verify_output(
+    plan: ConvertPlan,
+    reader: TensorReader,
+    tmp: Path,
+    *,
+    progress: bool = True,
+) -> dict[str, Any]:
+    """Reopen ``tmp`` and prove it holds exactly the plan: tensors bit for bit, same meaning.
+
+    The same checks :func:`convert` runs while writing, for an output already on disk.
+
+    Returns:
+        ``{"tensors_compared", "bytes_compared", "semantic_differences": {}, "out_checkpoint"}``.
+
+    Raises:
+        ConvertError: a missing/extra tensor, a dtype/shape/offset or byte mismatch, or a meaning
+            that differs from the plan.
+    """
+    out_ck = verify_reopened(plan, tmp)
+    v = Verifier(plan, reader, tmp, progress)
+    for m in plan.moves:
+        v.submit(m)
+    compared = v.finish()
     return {
         "tensors_compared": len(plan.moves),
         "bytes_compared": compared,
@@ -1450,6 +1660,26 @@ class ConvertResult:
                 "ok": self.check.ok(),
             }
         return out
+
+
+def fsync_dir(path: Path) -> None:
+    """fsync a directory (makes renames and new entries durable)."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def fsync_tree(root: Path) -> None:
+    """fsync every file directly under ``root``, then ``root`` itself."""
+    for p in sorted(root.iterdir()):
+        fd = os.open(p, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    fsync_dir(root)
 
 
 def _install(tmp: Path, out: Path, force: bool) -> None:
@@ -1522,13 +1752,35 @@ def convert(
         out.parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
         try:
-            shards = write_output(plan, reader, tmp, progress=progress, fsync=fsync)
-            verification = verify_output(plan, reader, tmp, progress=progress)
+            # write on this thread, compare each finished tensor with the source on another,
+            # flush to disk while the last comparisons run; all finish before the rename
+            verifier = Verifier(plan, reader, tmp, progress)
+            written = False
+            try:
+                shards = write_output(
+                    plan, reader, tmp, progress=progress, fsync=False, on_written=verifier.submit
+                )
+                written = True
+            finally:
+                with ThreadPoolExecutor(1) as pool:
+                    flushed = pool.submit(fsync_tree, tmp) if fsync and written else None
+                    compared = verifier.finish()
+                    if flushed is not None:
+                        flushed.result()
+            out_ck = verify_reopened(plan, tmp)
+            verification = {
+                "tensors_compared": len(plan.moves),
+                "bytes_compared": compared,
+                "semantic_differences": {},
+                "out_checkpoint": out_ck,
+            }
             check_res = None
             notes: list[str] = []
             if target_ck is not None and run_target_check:
                 check_res = _post_check(target_ck, verification["out_checkpoint"], options, notes)
             _install(tmp, out, options.force)
+            if fsync:
+                fsync_dir(out.parent)
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
