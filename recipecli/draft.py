@@ -84,9 +84,10 @@ def detect_format(
         if isinstance(eagle_cfg, Mapping) and MODELOPT_EAGLE_KEYS & set(eagle_cfg):
             return "C"
         return "B"
-    has_midlayer = any(n.startswith("midlayer.") for n in tensor_names)
     if arch == "LlamaForCausalLM":
-        one_layer = config.get("num_hidden_layers") == 1 or has_midlayer
+        one_layer = config.get("num_hidden_layers") == 1 or any(
+            n.startswith("midlayer.") for n in tensor_names
+        )
         if one_layer and config.get("draft_vocab_size") is not None:
             return "A"
         if one_layer and config.get("truncated_vocab_size") is not None:
@@ -219,11 +220,15 @@ def role_name(role: str, layer_prefix: str, tensor_prefix: str = "") -> str:
 
 def _layer_prefix(names: frozenset[str]) -> tuple[str, str]:
     """(tensor_prefix, layer_prefix): ``midlayer.``, ``midlayer.0.`` or ``layers.0.`` (+ ``model.``)."""
-    for tprefix in ("", "model."):
-        for lp in ("midlayer.", "midlayer.0.", "layers.0."):
-            probe = f"{tprefix}{lp}input_layernorm.weight"
-            if probe in names or any(n.startswith(f"{tprefix}{lp}self_attn.") for n in names):
-                return tprefix, lp
+    candidates = [
+        (t, lp) for t in ("", "model.") for lp in ("midlayer.", "midlayer.0.", "layers.0.")
+    ]
+    for tprefix, lp in candidates:  # exact probes first: O(1) each
+        if f"{tprefix}{lp}input_layernorm.weight" in names:
+            return tprefix, lp
+    for tprefix, lp in candidates:
+        if any(n.startswith(f"{tprefix}{lp}self_attn.") for n in names):
+            return tprefix, lp
     return "", "midlayer."
 
 

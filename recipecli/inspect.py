@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from recipecli.checkpoint.model import Checkpoint
-from recipecli.draft import canonical_draft
+from recipecli.draft import canonical_draft, detect_format
 
 
 def quantization_method(ck: Checkpoint) -> str | None:
@@ -56,8 +56,8 @@ def summarize(ck: Checkpoint) -> dict[str, Any]:
         "num_shards": len(ck.shards),
         "draft": None,
     }
-    d = canonical_draft(ck)
-    if d.is_eagle3:
+    d = canonical_draft(ck) if detect_format(ck.config, frozenset(ck.tensors)) else None
+    if d is not None and d.is_eagle3:
         cfg = ck.config
         tl = cfg.get("transformer_layer_config")
         if isinstance(tl, Mapping):  # speculators: geometry lives in transformer_layer_config

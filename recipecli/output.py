@@ -30,9 +30,20 @@ def to_jsonable(obj: Any) -> Any:
     return obj
 
 
-def emit_json(obj: Any) -> None:
-    """Print ``obj`` as one JSON document on stdout (indent 2, key order kept)."""
-    click.echo(json.dumps(to_jsonable(obj), indent=2, ensure_ascii=False))
+def emit_json(obj: Any, *, plain: bool = False, compact: bool = False) -> None:
+    """Print ``obj`` as one JSON document on stdout (key order kept).
+
+    Args:
+        obj: the document; dataclasses, tuples and paths are converted unless ``plain``.
+        plain: ``obj`` already holds only JSON types (skips the conversion walk).
+        compact: no indentation (Python's C encoder; ~10x faster for 100k-entry tables).
+    """
+    doc = obj if plain else to_jsonable(obj)
+    if compact:
+        text = json.dumps(doc, ensure_ascii=False, separators=(",", ":"))
+    else:
+        text = json.dumps(doc, indent=2, ensure_ascii=False)
+    click.echo(text)
 
 
 def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:

@@ -6,6 +6,9 @@ import click
 
 from recipecli.output import atomic_write_text, emit_json
 
+#: Tensor tables longer than this are printed as compact JSON (see docs/inspect.md).
+COMPACT_JSON_TENSORS = 5000
+
 
 @click.command("inspect")
 @click.argument("source")
@@ -42,7 +45,13 @@ def command(source: str, revision: str | None, as_json: bool, save_metadata: str
         atomic_write_text(save_metadata, dumps_snapshot(snapshot_dict(ck)))
         click.echo(f"snapshot written to {save_metadata}", err=True)
     if as_json:
-        emit_json({**summary, "tensors": tensor_table(ck)})
+        # Large tensor tables (DeepSeek-V3: 92k tensors) print compact: indenting them costs
+        # seconds in Python's pure-Python encoder; pipe through `jq` for a pretty view.
+        emit_json(
+            {**summary, "tensors": tensor_table(ck)},
+            plain=True,
+            compact=len(ck.tensors) > COMPACT_JSON_TENSORS,
+        )
     else:
         click.echo(format_summary(summary))
     return 0
