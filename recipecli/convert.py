@@ -67,6 +67,8 @@ FACTS = "engine-facts"
 
 #: bytes moved per read/cast/write/compare step (bounds the working set)
 CHUNK_BYTES = 32 << 20
+#: bytes per cast step (numpy temporaries stay cache-sized: ~2x faster than 32 MB steps)
+CAST_CHUNK_BYTES = 4 << 20
 #: bytes compared per step of the (memory-mapped) verification
 VERIFY_CHUNK = 8 << 20
 
@@ -198,10 +200,13 @@ def f32_to_bf16_bits(f32: np.ndarray) -> np.ndarray:
         uint16 array of the same shape.
     """
     u = np.ascontiguousarray(f32, dtype=np.float32).view(np.uint32)
-    out = ((u + np.uint32(0x7FFF) + ((u >> np.uint32(16)) & np.uint32(1))) >> np.uint32(16)).astype(
-        np.uint16
-    )
-    nan = np.isnan(f32)
+    r = u >> np.uint32(16)  # in-place steps: few temporaries, fast on cache-sized chunks
+    r &= np.uint32(1)
+    r += np.uint32(0x7FFF)
+    r += u
+    r >>= np.uint32(16)
+    out = r.astype(np.uint16)
+    nan = np.isnan(u.view(np.float32))
     if nan.any():
         out[nan] = 0x7FC0
     return out
@@ -1240,7 +1245,9 @@ class Progress:
 
 
 def _chunk_elems(m: TensorMove) -> int:
-    return max(1, CHUNK_BYTES // max(ITEMSIZE.get(m.src_dtype, 1), ITEMSIZE.get(m.dst_dtype, 1)))
+    return max(
+        1, CAST_CHUNK_BYTES // max(ITEMSIZE.get(m.src_dtype, 1), ITEMSIZE.get(m.dst_dtype, 1))
+    )
 
 
 def expected_chunks(
