@@ -101,18 +101,25 @@ def _compiled(fn: Callable[[], torch.Tensor]) -> Callable[[], torch.Tensor]:
     return cfn
 
 
+SWEEP_VARIANTS: tuple[dict, ...] = (
+    {"seg_major": False},
+    {"num_warps": 4},
+    {"num_warps": 16},
+    {"rows_per_program": 2, "num_warps": 8},
+    {"split": True},
+)
+
+
 def _sweep(fused: Callable[..., object], n: int, args) -> list[dict]:
-    """Time the fused kernel's (rows, warps, split) variants when ``--sweep`` is given."""
+    """Time launch variants of the fused kernel against its default when ``--sweep`` is given."""
     if not args.sweep:
         return []
     key = "graph_us" if n <= args.graph_max_n else "bench_us"
     res = []
-    for rows in (1, 2, 4):
-        for warps in (4, 8, 16):
-            for split in (False, True):
-                fn = functools.partial(fused, rows_per_program=rows, num_warps=warps, split=split)
-                us = graph_time_us(fn, calls=args.calls) if key == "graph_us" else bench_us(fn)
-                res.append({"rows": rows, "warps": warps, "split": split, key: us})
+    for variant in ({}, *SWEEP_VARIANTS):
+        fn = functools.partial(fused, **variant)
+        us = graph_time_us(fn, calls=args.calls) if key == "graph_us" else bench_us(fn)
+        res.append({"variant": variant or "default", key: us})
     return res
 
 
@@ -146,8 +153,7 @@ def dual_case(n: int, h: int, args) -> dict:
     bytes_moved = 2 * n * 2 * h * a.element_size() + 2 * h * w1.element_size()
     return {"kind": "dual", "n": n, "h": h, "k": 2, "bytes": bytes_moved, "times": t, "sweep": sweep,
             "max_abs_err_vs_hf": float((got.float() - ref.float()).abs().max()) if n else 0.0,
-            "config": dict(zip(("rows", "warps"), K.launch_config(n, sum(K.tiles(h)), 2), strict=True))
-            | {"tiles": K.tiles(h)}}  # fmt: skip
+            "config": dict(zip(("rows", "warps"), K.launch_config(n, sum(K.tiles(h, False)), 2), strict=True))}  # fmt: skip
 
 
 def grouped_case(n: int, h: int, k: int, args) -> dict:
@@ -189,8 +195,7 @@ def grouped_case(n: int, h: int, k: int, args) -> dict:
     sweep = _sweep(fused, n, args)
     bytes_moved = 2 * n * k * h * x.element_size() + k * h * ws.element_size()
     return {"kind": "grouped", "n": n, "h": h, "k": k, "bytes": bytes_moved, "times": t, "sweep": sweep,
-            "config": dict(zip(("rows", "warps"), K.launch_config(n, sum(K.tiles(h)), 2), strict=True))
-            | {"tiles": K.tiles(h)}}  # fmt: skip
+            "config": dict(zip(("rows", "warps"), K.launch_config(n, sum(K.tiles(h, False)), 2), strict=True))}  # fmt: skip
 
 
 def _t(row: dict, method: str, graphed: bool) -> float | None:
@@ -319,7 +324,7 @@ def _best(sweep: list[dict]) -> str:
         return ""
     best = min(sweep, key=lambda r: r.get("graph_us", r.get("bench_us")))
     t = best.get("graph_us", best.get("bench_us"))
-    return f"  best rows={best['rows']} warps={best['warps']} split={best['split']} {t:.2f}"
+    return f"  best {best['variant']} {t:.2f}"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -332,7 +337,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--grouped-k", type=int, default=4)
     ap.add_argument("--graph-max-n", type=int, default=4096)
     ap.add_argument("--calls", type=int, default=20, help="calls captured per graph")
-    ap.add_argument("--sweep", action="store_true", help="also time (rows, warps, split) variants")
+    ap.add_argument(
+        "--sweep", action="store_true", help="also time launch variants (SWEEP_VARIANTS)"
+    )
     ap.add_argument("--no-compile", action="store_true")
     args = ap.parse_args(argv)
     if not torch.cuda.is_available():

@@ -15,7 +15,8 @@ accumulated in fp32 over the true width ``W`` (masked lanes load 0), then either
 imported) the fp32 -> bf16 cast truncates (§7), so the kernels then round to nearest-even by hand.
 
 Layout: one program normalises ``ROWS`` rows of one segment (one of the two inputs, or one of the
-``k`` chunks); grid = ``(cdiv(N, ROWS), segments)``. Rows may be strided; the last dimension must
+``k`` chunks); a 1-D grid of ``cdiv(N, ROWS) * segments`` programs, segment index fastest by default
+(``SEG_MAJOR``) so consecutive programs stream consecutive memory. Rows may be strided; the last dimension must
 be contiguous. ``N == 0`` never launches.
 
 Raises nothing itself; shape errors surface as ``ValueError`` from the launchers.
@@ -139,9 +140,17 @@ def _dual_rmsnorm_kernel(
     TAIL2: tl.constexpr,
     HF_ORDER: tl.constexpr,
     RNE_BF16: tl.constexpr,
+    SEG_MAJOR: tl.constexpr,
 ):
-    row0 = tl.program_id(0) * ROWS
-    if tl.program_id(1) == 0:
+    pid = tl.program_id(0)
+    if SEG_MAJOR:
+        seg = pid % 2
+        row0 = (pid // 2) * ROWS
+    else:
+        n_blocks = tl.cdiv(n_rows, ROWS)
+        seg = pid // n_blocks
+        row0 = (pid % n_blocks) * ROWS
+    if seg == 0:
         _rms_tile(a_ptr, w1_ptr, o1_ptr, row0, n_rows, stride_a, stride_o1, d1, d1_f, eps1,
                   ROWS, BLOCK1, TAIL1, HF_ORDER, RNE_BF16)  # fmt: skip
     else:
@@ -168,9 +177,17 @@ def _grouped_rmsnorm_kernel(
     TAIL: tl.constexpr,
     HF_ORDER: tl.constexpr,
     RNE_BF16: tl.constexpr,
+    SEG_MAJOR: tl.constexpr,
+    N_SEG: tl.constexpr,
 ):
-    row0 = tl.program_id(0) * ROWS
-    c = tl.program_id(1).to(tl.int64)
+    pid = tl.program_id(0)
+    if SEG_MAJOR:
+        c = (pid % N_SEG).to(tl.int64)
+        row0 = (pid // N_SEG) * ROWS
+    else:
+        n_blocks = tl.cdiv(n_rows, ROWS)
+        c = (pid // n_blocks).to(tl.int64)
+        row0 = (pid % n_blocks) * ROWS
     _rms_tile(
         x_ptr + c * chunk_stride_x,
         w_ptr + c * stride_w,
@@ -214,9 +231,9 @@ def tiles(width: int, split: bool | None = None) -> tuple[int, int]:
 def launch_config(n_rows: int, block: int, elem_bytes: int) -> tuple[int, int]:
     """Pick ``(rows_per_program, num_warps)`` for a segment of padded width ``block``.
 
-    Small N is latency-bound: one row per program and enough warps that each thread loads about
-    32 bytes. Large N is bandwidth-bound: a few rows per program amortise the weight load.
-    Under the CPU interpreter up to 16 rows go to one program (same arithmetic, fewer programs).
+    One row per program, about 32 bytes per thread, at most 8 warps (what an H200 sweep of
+    rows in {1, 2, 4} x warps in {4, 8, 16} favoured). Under the CPU interpreter up to 16 rows go
+    to one program (same arithmetic, fewer programs).
 
     Args:
         n_rows: N, the number of rows (tokens).
@@ -227,12 +244,11 @@ def launch_config(n_rows: int, block: int, elem_bytes: int) -> tuple[int, int]:
         (rows per program, num_warps), both powers of two.
     """
     if INTERPRETED:  # the CPU interpreter pays per program: fewer, wider programs
-        rows = min(16, triton.next_power_of_2(max(1, n_rows)))
-    else:
-        rows = 1 if n_rows < 4096 else 2
-    per_thread = max(1, 32 // elem_bytes)  # ~32 bytes in flight per thread
-    warps = triton.next_power_of_2(max(1, (rows * block) // (32 * per_thread)))
-    return rows, int(min(16, warps))
+        return min(16, triton.next_power_of_2(max(1, n_rows))), 4
+    # H200 sweep (docs/kernels/rmsnorm_bench.json): one row per program and 8 warps for a
+    # 4096-8192-lane bf16 row were fastest or within noise at every N from 1 to 32768.
+    warps = triton.next_power_of_2(max(1, (block * elem_bytes) // 1024))
+    return 1, int(min(8, warps))
 
 
 def _check_row_major(t: torch.Tensor, name: str) -> None:
@@ -255,7 +271,8 @@ def dual_rmsnorm_launch(
     convention: str = "hf",
     rows_per_program: int | None = None,
     num_warps: int | None = None,
-    split: bool | None = None,
+    split: bool | None = False,
+    seg_major: bool = True,
 ) -> None:
     """Launch the dual kernel: ``out1 = rmsnorm(a, w1, eps1)``, ``out2 = rmsnorm(b, w2, eps2)``.
 
@@ -269,7 +286,8 @@ def dual_rmsnorm_launch(
         out2: [N, d2] output view, e.g. ``buf[:, d1:]``.
         convention: ``"hf"`` or ``"fp32_weight"`` (module docstring).
         rows_per_program, num_warps: override :func:`launch_config` (benchmarks).
-        split: override :func:`tiles` (benchmarks).
+        split: passed to :func:`tiles`; False (one tile) measured fastest on an H200.
+        seg_major: program order, segment index fastest (default) or row fastest.
 
     Raises:
         ValueError: on shapes that do not line up or a non-contiguous last dimension.
@@ -294,13 +312,13 @@ def dual_rmsnorm_launch(
     rows, warps = launch_config(n, max(block1 + tail1, block2 + tail2), a.element_size())
     rows = rows_per_program or rows
     warps = num_warps or warps
-    grid = (triton.cdiv(n, rows), 2)
+    grid = (triton.cdiv(n, rows) * 2,)
     _dual_rmsnorm_kernel[grid](
         a, b, w1, w2, out1, out2, n,
         a.stride(0), b.stride(0), out1.stride(0), out2.stride(0),
         d1, d2, float(d1), float(d2), float(eps1), float(eps2),
         ROWS=rows, BLOCK1=block1, TAIL1=tail1, BLOCK2=block2, TAIL2=tail2,
-        HF_ORDER=CONVENTIONS[convention], RNE_BF16=INTERPRETED,
+        HF_ORDER=CONVENTIONS[convention], RNE_BF16=INTERPRETED, SEG_MAJOR=seg_major,
         num_warps=warps,
     )  # fmt: skip
 
@@ -314,7 +332,8 @@ def grouped_rmsnorm_launch(
     convention: str = "hf",
     rows_per_program: int | None = None,
     num_warps: int | None = None,
-    split: bool | None = None,
+    split: bool | None = False,
+    seg_major: bool = True,
 ) -> None:
     """Launch the grouped kernel: chunk ``i`` of ``x`` normalised with ``weights[i]``, one launch.
 
@@ -325,7 +344,8 @@ def grouped_rmsnorm_launch(
         out: [N, k*H] output (last dim contiguous), may be a view.
         convention: ``"hf"`` or ``"fp32_weight"``.
         rows_per_program, num_warps: override :func:`launch_config` (benchmarks).
-        split: override :func:`tiles` (benchmarks).
+        split: passed to :func:`tiles`; False (one tile) measured fastest on an H200.
+        seg_major: program order, segment index fastest (default) or row fastest.
 
     Raises:
         ValueError: on shapes that do not line up or a non-contiguous last dimension.
@@ -345,11 +365,11 @@ def grouped_rmsnorm_launch(
     rows, warps = launch_config(n, block + tail, x.element_size())
     rows = rows_per_program or rows
     warps = num_warps or warps
-    grid = (triton.cdiv(n, rows), k)
+    grid = (triton.cdiv(n, rows) * k,)
     _grouped_rmsnorm_kernel[grid](
         x, weights, out, n,
         x.stride(0), out.stride(0), h, h, weights.stride(0), h, float(h), float(eps),
         ROWS=rows, BLOCK=block, TAIL=tail,
-        HF_ORDER=CONVENTIONS[convention], RNE_BF16=INTERPRETED,
+        HF_ORDER=CONVENTIONS[convention], RNE_BF16=INTERPRETED, SEG_MAJOR=seg_major, N_SEG=k,
         num_warps=warps,
     )  # fmt: skip

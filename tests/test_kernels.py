@@ -166,17 +166,24 @@ def test_dual_honours_both_eps():
 
 @needs_interpreter
 def test_dual_explicit_launch_configs_agree():
-    # rows/warps/split variants used on the GPU give the same bits (N=5 not a multiple of rows)
+    # rows/warps/split/order variants used on the GPU give the same bits (N=5 not a multiple of rows)
     gen = torch.Generator().manual_seed(3)
     a = torch.randn(5, 1536, generator=gen).to(torch.bfloat16)
     b = torch.randn(5, 512, generator=gen).to(torch.bfloat16)
     w1, w2 = _weights(1536, torch.bfloat16, gen), _weights(512, torch.bfloat16, gen)
     outs = []
-    for rows, split in ((1, False), (2, True), (4, None)):
+    for rows, split, seg_major in ((1, False, True), (2, True, False), (4, None, True)):
         out = torch.empty(5, 2048, dtype=torch.bfloat16)
         K.dual_rmsnorm_launch(a, b, w1, w2, 1e-6, 1e-6, out[:, :1536], out[:, 1536:],
-                              rows_per_program=rows, num_warps=4, split=split)  # fmt: skip
+                              rows_per_program=rows, num_warps=4, split=split, seg_major=seg_major)  # fmt: skip
         outs.append(out)
+    x = torch.cat([a[:, :512], b], dim=1)
+    g1, g2 = torch.empty_like(x), torch.empty_like(x)
+    K.grouped_rmsnorm_launch(x, torch.stack([w2, w2]), 1e-6, g1, rows_per_program=1, seg_major=True)
+    K.grouped_rmsnorm_launch(
+        x, torch.stack([w2, w2]), 1e-6, g2, rows_per_program=2, seg_major=False
+    )
+    assert torch.equal(g1, g2)
     assert all(torch.equal(outs[0], o) for o in outs[1:])
 
 

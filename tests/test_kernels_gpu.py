@@ -94,10 +94,10 @@ def test_launch_variants_agree_gpu():
     outs = []
     for rows in (1, 2, 4):
         for warps in (4, 16):
-            for split in (False, True):
+            for split, seg_major in ((False, True), (True, False)):
                 out = torch.empty(n, 2 * h, device="cuda", dtype=torch.bfloat16)
                 K.dual_rmsnorm_launch(a, b, w1, w2, 1e-6, 1e-6, out[:, :h], out[:, h:],
-                                      rows_per_program=rows, num_warps=warps, split=split)  # fmt: skip
+                                      rows_per_program=rows, num_warps=warps, split=split, seg_major=seg_major)  # fmt: skip
                 outs.append(out)
     assert all(torch.equal(outs[0], o) for o in outs[1:])
 
