@@ -617,10 +617,8 @@ def test_embed_drop_only_when_byte_identical_to_target(tmp_path, fixture_config)
     cfg = tiny(fixture_config("SafeAILab__EAGLE3-traineagle3-config"))
     d2t, t2d = valid_vocab_map(1000, 100, seed=15)
     specs = filled(draft_specs(cfg, d2t=d2t, t2d=t2d, with_embed=True), seed=1)
-    from recipecli.testing.builder import write_checkpoint as wc
-
     src = tmp_path / "A"
-    wc(src, cfg, specs)
+    write_checkpoint(src, cfg, specs)
     embed = next(s for s in specs if s.name == "embed_tokens.weight")
     tgt_cfg = {**TARGET_CONFIG, "torch_dtype": "float16"}
     same = tmp_path / "same"
