@@ -33,7 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
-from recipecli.testing.builder import TensorSpec, write_checkpoint
+from recipecli.testing.builder import write_checkpoint
 from recipecli.testing.specs import draft_specs, valid_vocab_map
 
 REPO = Path(__file__).resolve().parents[1]
@@ -132,9 +132,9 @@ def _child_convert(src: str, out: str, target: str, extra: list[str]) -> None:
 def measure_convert(src: Path, out: Path, target: Path, *extra: str) -> dict:
     os.sync()  # every contender starts with no dirty pages
     code = (
-        "import sys, json; sys.path.insert(0, %r); import bench_convert as b; "
-        "b._child_convert(%r, %r, %r, %r)"
-    ) % (str(Path(__file__).parent), str(src), str(out), str(target), list(extra))
+        f"import sys, json; sys.path.insert(0, {str(Path(__file__).parent)!r}); import bench_convert as b; "
+        f"b._child_convert({str(src)!r}, {str(out)!r}, {str(target)!r}, {list(extra)!r})"
+    )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
