@@ -1,0 +1,132 @@
+"""`recipecli verify-kernel`: run the fused EAGLE3 norm kernels against the torch reference.
+
+Exit codes: 0 every case passes, 1 any case fails, 2 bad input (options, SOURCE, missing torch).
+"""
+
+from __future__ import annotations
+
+import click
+
+from recipecli.errors import UsageError
+
+
+def _ints(text: str, option: str) -> list[int]:
+    try:
+        values = [int(v) for v in text.split(",") if v.strip() != ""]
+    except ValueError:
+        raise UsageError(
+            f"{option} {text!r}: expected comma-separated integers, e.g. 0,1,7,64"
+        ) from None
+    if not values or any(v < 0 for v in values):
+        raise UsageError(f"{option} {text!r}: expected non-negative integers")
+    return values
+
+
+def _print_text(rep: dict) -> None:
+    d = rep["draft"]
+    click.echo(f"draft: {d['source']}  dtype {d['dtype']}  eps {d['eps']:g} ({d['eps_origin']})")
+    for w in d["layer0"] + d["fc_norm"]:
+        click.echo(f"  {w['name']}: [{w['width']}] {w['origin']}")
+    for note in d["notes"]:
+        click.echo(f"  note: {note}")
+    mode = "Triton interpreter (CPU)" if rep["interpreted"] else "CUDA"
+    click.echo(f"device: {rep['device']} — {mode}")
+    click.echo(
+        f"{'case':8} {'conv':11} {'N':>5} {'max abs':>10} {'ulp':>4} {'identical':>10}  result"
+    )
+    for c in rep["cases"]:
+        verdict = "pass" if c["passed"] else "FAIL"
+        limit = "" if c["ulp_limit"] is None else f"<= {c['ulp_limit']} ulp, "
+        click.echo(
+            f"{c['kind']:8} {c['convention']:11} {c['n']:>5} {c['max_abs_err']:>10.3g} {c['max_ulp']:>4} "
+            f"{c['frac_bit_identical']:>10.6f}  {verdict} ({limit}atol {c['atol']:g}, rtol {c['rtol']:g})"
+        )
+    shown: set[tuple[str, str]] = set()
+    for c in rep["cases"]:
+        for engine, v in c["guards"].items():
+            if (c["kind"], engine) in shown or c["n"] == 0:
+                continue
+            shown.add((c["kind"], engine))
+            state = {True: "fused path taken", False: "NOT eligible", None: "no fused path"}[
+                v["eligible"]
+            ]
+            extra = "; ".join(v["reasons"] + ([v["note"]] if v.get("note") else []))
+            click.echo(
+                f"guard {engine:10} {c['kind']:8}: {state}" + (f" — {extra}" if extra else "")
+            )
+    click.echo("all cases pass" if rep["passed"] else "SOME CASES FAIL")
+
+
+@click.command("verify-kernel")
+@click.option(
+    "--draft", "source", default=None, help="Draft SOURCE: directory, snapshot .json or org/name."
+)
+@click.option("--revision", default=None, help="Hub revision for --draft.")
+@click.option(
+    "--widths", default=None, help="D1,D2: test these widths with synthesised weights (no --draft)."
+)
+@click.option(
+    "--chunks",
+    type=int,
+    default=None,
+    help="K: also test the grouped fc_norm kernel with K chunks.",
+)
+@click.option(
+    "--dtype", type=click.Choice(["bf16", "fp16", "fp32"]), default=None, help="Override the dtype."
+)
+@click.option("--tokens", default="0,1,7,64,512", show_default=True, help="Token counts N to test.")
+@click.option(
+    "--device", type=click.Choice(["auto", "cpu", "cuda"]), default="auto", show_default=True
+)
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
+def command(source, revision, widths, chunks, dtype, tokens, device, seed, as_json) -> int:
+    """Run the fused EAGLE3 norm kernels on a draft's own norms against the torch reference.
+
+    Reports per case max abs error, max error in ulps, fraction bit-identical and pass/fail, and
+    whether vLLM's and tokenspeed's fused paths will be taken for this draft. On CPU the kernel
+    runs under Triton's interpreter (keep --tokens small).
+    """
+    from dataclasses import replace
+
+    from recipecli import kernelcheck as kc
+    from recipecli.output import emit_json
+
+    token_list = _ints(tokens, "--tokens")
+    if chunks is not None and chunks < 1:
+        raise UsageError(f"--chunks {chunks}: expected K >= 1")
+    if (source is None) == (widths is None):
+        raise UsageError("give exactly one of --draft SOURCE or --widths D1,D2")
+    if widths is not None:
+        dims = _ints(widths, "--widths")
+        if len(dims) != 2 or 0 in dims:
+            raise UsageError(f"--widths {widths!r}: expected two positive widths D1,D2")
+        norms = kc.synthetic_norms(dims[0], dims[1], chunks, kc.normalise_dtype(dtype or "bf16"))
+    else:
+        from recipecli.checkpoint import open_checkpoint
+
+        norms = kc.draft_norms(open_checkpoint(source, revision), dtype)
+        if chunks is not None:
+            if norms.fc_norm and len(norms.fc_norm) != chunks:
+                raise UsageError(
+                    f"--chunks {chunks}: the draft has {len(norms.fc_norm)} fc_norm weights",
+                    path=source,
+                )
+            if not norms.fc_norm:
+                width = norms.layer0[1].width
+                fc = tuple(
+                    kc.NormWeight(f"fc_norm.{i} (synthesised)", width) for i in range(chunks)
+                )
+                norms = replace(
+                    norms,
+                    fc_norm=fc,
+                    notes=(*norms.notes, f"--chunks {chunks}: fc_norm synthesised"),
+                )
+    dev = kc.resolve_device(device)
+    results = kc.run_cases(norms, token_list, dev, seed=seed)
+    rep = kc.report(norms, results, dev)
+    if as_json:
+        emit_json(rep)
+    else:
+        _print_text(rep)
+    return 0 if rep["passed"] else 1

@@ -1,0 +1,576 @@
+"""Verify the fused EAGLE3 norm kernels on a draft's own norms, and predict each engine's fused path.
+
+For a draft checkpoint this reads ``input_layernorm`` / ``hidden_norm`` (layer 0 of the draft,
+``midlayer.*`` or ``layers.0.*``), the Eagle 3.1 ``fc_norm.{i}`` weights when present, and
+``rms_norm_eps`` (under ``transformer_layer_config`` for speculators drafts, engine-facts §2 D),
+runs recipecli's Triton kernels (:mod:`recipecli.kernels.rmsnorm_triton`) against the plain torch
+references in both rounding conventions (§7), and reports max abs error, max ulps, the fraction
+bit-identical and pass/fail per case, plus each engine's guard verdict for the draft as it would be
+served on CUDA in its dtype (vLLM layer-0 guard, seed 000; tokenspeed FusedRMSNorm, §5 / seed 004).
+When only metadata is available (a snapshot or a Hub header read), weights of the right shape are
+synthesised and the report says so.
+
+torch and triton are imported only inside the functions that run kernels; on CPU the kernel runs
+under Triton's interpreter (``TRITON_INTERPRET=1`` is set for the process before the kernel module
+is imported, §7). :func:`kernel_findings` is what ``recipecli check --kernel`` calls.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from recipecli.errors import CheckpointFormatError, MissingDependencyError, UsageError
+from recipecli.findings import Finding
+
+INSTALL_HINT = "pip install 'recipecli[kernels]'"
+SOURCE_FACTS = "engine-facts §5, §7; vLLM PR #47391 (seed 000); tokenspeed PR #837 (seed 004)"
+
+#: Where layer 0's norms live, by draft format (engine-facts §1-§2), in lookup order.
+LAYER0_PREFIXES: tuple[str, ...] = (
+    "midlayer.",
+    "layers.0.",
+    "midlayer.0.",
+    "model.layers.0.",
+    "model.midlayer.",
+)
+DTYPE_NAMES: dict[str, str] = {
+    "bf16": "bfloat16",
+    "bfloat16": "bfloat16",
+    "BF16": "bfloat16",
+    "fp16": "float16",
+    "float16": "float16",
+    "half": "float16",
+    "F16": "float16",
+    "fp32": "float32",
+    "float32": "float32",
+    "float": "float32",
+    "F32": "float32",
+}
+DEFAULT_EPS = 1e-6  # HF LlamaConfig default, used when the config names none
+CPU_TOKENS: tuple[int, ...] = (1, 7)
+CUDA_TOKENS: tuple[int, ...] = (1, 7, 64, 512)
+CONVENTIONS: tuple[str, ...] = ("hf", "fp32_weight")
+
+
+@dataclass(frozen=True)
+class NormWeight:
+    """One RMSNorm weight to test with.
+
+    Attributes:
+        name: tensor name in the checkpoint, or a label for a synthesised weight.
+        width: its length.
+        values: float32 values (list) read from the checkpoint, or None = synthesise (seeded).
+    """
+
+    name: str
+    width: int
+    values: Any = None
+
+    @property
+    def origin(self) -> str:
+        return "checkpoint" if self.values is not None else "synthesised"
+
+
+@dataclass(frozen=True)
+class DraftNorms:
+    """The norms of an EAGLE3 draft that the fused kernels replace.
+
+    Attributes:
+        source: where they came from (checkpoint display name, or ``--widths``).
+        dtype: serving dtype as a torch dtype name (``bfloat16``…).
+        eps: ``rms_norm_eps`` used by every draft norm (§4/§5: one eps for all).
+        eps_origin: the config key it came from, or why the default was used.
+        layer0: (input_layernorm, hidden_norm) weights, or None.
+        fc_norm: the k ``fc_norm`` weights (empty when the draft has none).
+        notes: what was synthesised or assumed.
+    """
+
+    source: str
+    dtype: str
+    eps: float
+    eps_origin: str
+    layer0: tuple[NormWeight, NormWeight] | None
+    fc_norm: tuple[NormWeight, ...] = ()
+    notes: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "source": self.source,
+            "dtype": self.dtype,
+            "eps": self.eps,
+            "eps_origin": self.eps_origin,
+            "layer0": [
+                {"name": w.name, "width": w.width, "origin": w.origin} for w in self.layer0 or ()
+            ],
+            "fc_norm": [
+                {"name": w.name, "width": w.width, "origin": w.origin} for w in self.fc_norm
+            ],
+            "notes": list(self.notes),
+        }
+
+
+@dataclass
+class CaseResult:
+    """One kernel-vs-reference comparison.
+
+    Attributes:
+        kind: ``layer0`` (dual norm + concat) or ``fc_norm`` (grouped).
+        convention: ``hf`` or ``fp32_weight``.
+        n: tokens (rows); widths: segment widths; dtype: torch dtype name.
+        metrics: :func:`recipecli.kernels.rmsnorm_ref.compare` output (max_abs_err, max_ulp,
+            frac_bit_identical, passed …).
+        guards: engine -> {"eligible": bool | None, "reasons": [...], "note"?} for this case as
+            served on CUDA in the draft's dtype (None = the engine has no fused path for it).
+        launched: False when N == 0 (nothing launched, by design).
+    """
+
+    kind: str
+    convention: str
+    n: int
+    widths: tuple[int, ...]
+    dtype: str
+    metrics: dict[str, Any]
+    guards: dict[str, dict[str, Any]] = field(default_factory=dict)
+    launched: bool = True
+
+    @property
+    def passed(self) -> bool:
+        return bool(self.metrics["passed"])
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "convention": self.convention,
+            "n": self.n,
+            "widths": list(self.widths),
+            "dtype": self.dtype,
+            "launched": self.launched,
+            **self.metrics,
+            "guards": self.guards,
+        }
+
+
+# ---------------------------------------------------------------- reading the draft
+
+
+def _layer_config(config: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The mapping holding the layer geometry: ``transformer_layer_config`` for speculators."""
+    if "speculators_model_type" in config and isinstance(
+        config.get("transformer_layer_config"), Mapping
+    ):
+        return config["transformer_layer_config"]
+    return config
+
+
+def _find(tensors: Mapping[str, Any], suffix: str) -> str | None:
+    for prefix in LAYER0_PREFIXES:
+        if prefix + suffix in tensors:
+            return prefix + suffix
+    return None
+
+
+def normalise_dtype(name: str | None) -> str | None:
+    """``bf16``/``bfloat16``/``BF16``/``torch.bfloat16`` -> ``bfloat16``; None/unknown -> None."""
+    if not name:
+        return None
+    return DTYPE_NAMES.get(str(name).removeprefix("torch."))
+
+
+def draft_norms(ck: Any, dtype: str | None = None) -> DraftNorms:
+    """Collect a draft's layer-0 and ``fc_norm`` weights and eps from an opened checkpoint.
+
+    Args:
+        ck: a :class:`recipecli.checkpoint.Checkpoint`.
+        dtype: override of the serving dtype (``bf16``, ``fp16``, ``fp32``); default: config
+            ``torch_dtype``/``dtype``, else the weight's dtype, else bfloat16.
+
+    Returns:
+        :class:`DraftNorms`; weights whose values are unavailable are marked for synthesis.
+
+    Raises:
+        CheckpointFormatError: no layer-0 norm weights and no ``hidden_size`` to synthesise them
+            (not an EAGLE3 draft).
+    """
+    config = ck.config
+    layer = _layer_config(config)
+    notes: list[str] = []
+    eps = layer.get("rms_norm_eps")
+    if eps is None:
+        eps, eps_origin = DEFAULT_EPS, f"default {DEFAULT_EPS:g} (config names no rms_norm_eps)"
+        notes.append(eps_origin)
+    else:
+        eps_origin = (
+            "transformer_layer_config.rms_norm_eps" if layer is not config else "rms_norm_eps"
+        )
+    tensors = ck.tensors
+    hidden = layer.get("hidden_size") or config.get("hidden_size")
+
+    def weight(suffix: str, label: str, width: int | None) -> NormWeight | None:
+        name = _find(tensors, suffix)
+        if name is not None:
+            info = tensors[name]
+            w = int(info.shape[-1])
+            if ck.has_values(name):
+                return NormWeight(
+                    name, w, ck.read_tensor(name).astype("float32").reshape(-1).tolist()
+                )
+            notes.append(f"{name}: values not available, synthesised [{w}]")
+            return NormWeight(name, w)
+        if width:
+            notes.append(f"{label}: not in the checkpoint, synthesised [{width}]")
+            return NormWeight(f"{label} (synthesised)", int(width))
+        return None
+
+    ln = weight("input_layernorm.weight", "input_layernorm", hidden)
+    hn = weight("hidden_norm.weight", "hidden_norm", hidden)
+    if ln is None or hn is None:
+        raise CheckpointFormatError(
+            "no input_layernorm/hidden_norm weights and no hidden_size: not an EAGLE3 draft",
+            path=ck.display_name,
+            hint="give the draft checkpoint (midlayer.* or layers.0.* tensors)",
+        )
+    fc = []
+    i = 0
+    while f"fc_norm.{i}.weight" in tensors:
+        name = f"fc_norm.{i}.weight"
+        info = tensors[name]
+        if ck.has_values(name):
+            fc.append(
+                NormWeight(
+                    name,
+                    int(info.shape[-1]),
+                    ck.read_tensor(name).astype("float32").reshape(-1).tolist(),
+                )
+            )
+        else:
+            fc.append(NormWeight(name, int(info.shape[-1])))
+            notes.append(f"{name}: values not available, synthesised")
+        i += 1
+    if not fc and config.get("fc_norm") is True:
+        ids = config.get("eagle_aux_hidden_state_layer_ids") or (
+            config.get("eagle_config") or {}
+        ).get("eagle_aux_hidden_state_layer_ids")
+        k = len(ids) if ids else 3
+        ht = config.get("target_hidden_size") or hidden
+        fc = [NormWeight(f"fc_norm.{j}.weight (synthesised)", int(ht)) for j in range(k)]
+        notes.append(f"config says fc_norm but no fc_norm.* tensors: synthesised {k} x [{ht}]")
+    wdtype = normalise_dtype(tensors[ln.name].dtype) if ln.name in tensors else None
+    chosen = (
+        normalise_dtype(dtype)
+        or normalise_dtype(config.get("torch_dtype") or config.get("dtype"))
+        or wdtype
+    )
+    if chosen is None:
+        chosen = "bfloat16"
+        notes.append("dtype not recorded: tested as bfloat16")
+    return DraftNorms(
+        ck.display_name, chosen, float(eps), eps_origin, (ln, hn), tuple(fc), tuple(notes)
+    )
+
+
+def synthetic_norms(
+    d1: int, d2: int, k: int | None, dtype: str, eps: float = DEFAULT_EPS
+) -> DraftNorms:
+    """Norms of the given widths with synthesised weights (``--widths`` without ``--draft``).
+
+    Args:
+        d1, d2: widths of the two layer-0 norms; k: fc_norm chunks of width d2 (None = none).
+        dtype: torch dtype name; eps: epsilon.
+    """
+    fc = tuple(NormWeight(f"fc_norm.{i} (synthesised)", d2) for i in range(k or 0))
+    return DraftNorms(
+        f"--widths {d1},{d2}",
+        dtype,
+        eps,
+        "default",
+        (
+            NormWeight("input_layernorm (synthesised)", d1),
+            NormWeight("hidden_norm (synthesised)", d2),
+        ),
+        fc,
+        ("all weights synthesised",),
+    )
+
+
+# ---------------------------------------------------------------- running
+
+
+def dependencies_missing() -> list[str]:
+    """Names of the missing optional dependencies among torch and triton (nothing imported)."""
+    return [m for m in ("torch", "triton") if importlib.util.find_spec(m) is None]
+
+
+def resolve_device(device: str) -> str:
+    """``auto`` -> ``cuda`` when torch sees a GPU, else ``cpu``; checks ``cuda`` is present.
+
+    Raises:
+        MissingDependencyError: torch or triton not installed.
+        UsageError: ``cuda`` asked for but no GPU, or an unknown device.
+    """
+    missing = dependencies_missing()
+    if missing:
+        raise MissingDependencyError(
+            f"{' and '.join(missing)} not installed: cannot run the kernel", hint=INSTALL_HINT
+        )
+    import torch
+
+    if device == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if device == "cuda" and not torch.cuda.is_available():
+        raise UsageError(
+            "--device cuda: torch sees no CUDA GPU", hint="use --device cpu (Triton interpreter)"
+        )
+    if device not in ("cpu", "cuda"):
+        raise UsageError(f"unknown device {device!r}", hint="use auto, cpu or cuda")
+    return device
+
+
+def _kernel_module(device: str):
+    """Import the Triton module in the mode the device needs (interpreter on CPU)."""
+    name = "recipecli.kernels.rmsnorm_triton"
+    if device == "cpu":
+        if name in sys.modules and not sys.modules[name].INTERPRETED:
+            raise UsageError(
+                "the kernel module was already compiled for the GPU in this process",
+                hint="run the CPU check in a fresh process",
+            )
+        os.environ["TRITON_INTERPRET"] = "1"
+    elif name in sys.modules and sys.modules[name].INTERPRETED:
+        raise UsageError(
+            "TRITON_INTERPRET=1 is set: the kernels would run interpreted",
+            hint="unset TRITON_INTERPRET",
+        )
+    import importlib
+
+    return importlib.import_module(name)
+
+
+def _guards_layer0(d1: int, d2: int, n: int, dtype: str, eps: float) -> dict[str, dict[str, Any]]:
+    from recipecli.kernels.rmsnorm_guards import (
+        column_slice,
+        dense,
+        tokenspeed_fused_guard,
+        vllm_layer0_guard,
+    )
+
+    a, b = dense((n, d1), dtype), dense((n, d2), dtype)
+    out = dense((n, d1 + d2), dtype)
+    ok_v, why_v = vllm_layer0_guard(a, b, eps, eps)
+    ok_t, why_t = tokenspeed_fused_guard(
+        a,
+        b,
+        dense((d1,), dtype),
+        dense((d2,), dtype),
+        eps,
+        eps,
+        column_slice(out, 0, d1),
+        column_slice(out, d1, d2),
+    )
+    return {
+        "vllm": {"eligible": ok_v, "reasons": why_v},
+        "tokenspeed": {"eligible": ok_t, "reasons": why_t},
+    }
+
+
+def _guards_fc_norm(h: int, k: int, n: int, dtype: str, eps: float) -> dict[str, dict[str, Any]]:
+    from recipecli.kernels.rmsnorm_guards import column_slice, dense, tokenspeed_fused_guard
+
+    x, out, w = dense((n, k * h), dtype), dense((n, k * h), dtype), dense((h,), dtype)
+    reasons: list[str] = []
+    for i in range(0, k - 1, 2):
+        ok, why = tokenspeed_fused_guard(
+            column_slice(x, i * h, h), column_slice(x, (i + 1) * h, h), w, w, eps, eps,
+            column_slice(out, i * h, h), column_slice(out, (i + 1) * h, h),
+        )  # fmt: skip
+        reasons += [f"pair ({i}, {i + 1}): {r}" for r in why]
+    guards: dict[str, dict[str, Any]] = {
+        "tokenspeed": {"eligible": not reasons, "reasons": sorted(set(reasons))}
+    }
+    if k < 2:
+        guards["tokenspeed"] = {
+            "eligible": None,
+            "reasons": [],
+            "note": "k = 1: no pair to fuse; normed unfused",
+        }
+    elif k % 2:
+        guards["tokenspeed"]["note"] = f"odd k = {k}: the last chunk is a separate unfused launch"
+    guards["vllm"] = {
+        "eligible": None,
+        "reasons": [],
+        "note": "vLLM fuses only layer 0's norms (seed 000), not fc_norm",
+    }
+    return guards
+
+
+def run_cases(
+    norms: DraftNorms,
+    tokens: Sequence[int],
+    device: str,
+    *,
+    seed: int = 0,
+    conventions: Sequence[str] = CONVENTIONS,
+) -> list[CaseResult]:
+    """Run every (case, N, convention) through the kernel and compare with the torch reference.
+
+    Args:
+        norms: what to test (:func:`draft_norms` or :func:`synthetic_norms`).
+        tokens: the N values (0 is allowed: checks nothing is launched).
+        device: ``cpu`` (Triton interpreter) or ``cuda``.
+        seed: seeds the inputs and any synthesised weights.
+        conventions: rounding conventions to test.
+
+    Returns:
+        One :class:`CaseResult` per case, N and convention.
+
+    Raises:
+        MissingDependencyError: torch/triton missing; UsageError: device not usable.
+    """
+    K = _kernel_module(device)
+    import torch
+
+    from recipecli.kernels.rmsnorm_ref import compare, dual_rmsnorm_concat_ref, grouped_rmsnorm_ref
+
+    dt = getattr(torch, norms.dtype)
+    gen = torch.Generator().manual_seed(seed)
+
+    def tensor_of(w: NormWeight) -> torch.Tensor:
+        if w.values is not None:
+            return torch.tensor(w.values, dtype=torch.float32).to(dt)
+        return (1 + 0.1 * torch.randn(w.width, generator=gen)).to(dt)
+
+    interpreted = device == "cpu"
+    results: list[CaseResult] = []
+    if norms.layer0 is not None:
+        w1, w2 = (tensor_of(w) for w in norms.layer0)
+        d1, d2 = w1.numel(), w2.numel()
+        for n in tokens:
+            a = torch.randn(n, d1, generator=gen).to(dt)
+            b = torch.randn(n, d2, generator=gen).to(dt)
+            for conv in conventions:
+                out = torch.empty(n, d1 + d2, dtype=dt, device=device)
+                if n:
+                    K.dual_rmsnorm_launch(
+                        a.to(device), b.to(device), w1.to(device), w2.to(device), norms.eps, norms.eps,
+                        out[:, :d1], out[:, d1:], convention=conv,
+                    )  # fmt: skip
+                ref = dual_rmsnorm_concat_ref(a, b, w1, w2, norms.eps, norms.eps, conv)
+                metrics = compare(out.cpu(), ref, interpreted=interpreted, convention=conv)
+                results.append(CaseResult("layer0", conv, n, (d1, d2), norms.dtype, metrics,
+                                          _guards_layer0(d1, d2, n, norms.dtype, norms.eps), bool(n)))  # fmt: skip
+    if norms.fc_norm:
+        ws = torch.stack([tensor_of(w) for w in norms.fc_norm])
+        k, h = ws.shape
+        for n in tokens:
+            x = torch.randn(n, k * h, generator=gen).to(dt)
+            for conv in conventions:
+                out = torch.empty(n, k * h, dtype=dt, device=device)
+                if n:
+                    K.grouped_rmsnorm_launch(
+                        x.to(device), ws.to(device), norms.eps, out, convention=conv
+                    )
+                ref = grouped_rmsnorm_ref(x, ws, norms.eps, conv)
+                metrics = compare(out.cpu(), ref, interpreted=interpreted, convention=conv)
+                results.append(CaseResult("fc_norm", conv, n, (h,) * k, norms.dtype, metrics,
+                                          _guards_fc_norm(h, k, n, norms.dtype, norms.eps), bool(n)))  # fmt: skip
+    return results
+
+
+def report(norms: DraftNorms, results: Sequence[CaseResult], device: str) -> dict[str, Any]:
+    """The ``verify-kernel --json`` document."""
+    return {
+        "draft": norms.to_dict(),
+        "device": device,
+        "interpreted": device == "cpu",
+        "passed": all(r.passed for r in results),
+        "cases": [r.to_dict() for r in results],
+    }
+
+
+# ---------------------------------------------------------------- check wiring
+
+
+def _skipped(message: str, **evidence: Any) -> list[Finding]:
+    return [
+        Finding("kernel.skipped", "info", "any", message, evidence=evidence, source=SOURCE_FACTS)
+    ]
+
+
+def kernel_findings(draft_ckpt: Any, mode: str = "auto") -> list[Finding]:
+    """Findings for ``recipecli check --kernel MODE``.
+
+    Args:
+        draft_ckpt: an opened draft :class:`~recipecli.checkpoint.Checkpoint`, or its SOURCE string.
+        mode: ``auto`` (CUDA when present, else CPU interpreter), ``cpu``, ``cuda`` or ``skip``
+            (imports nothing heavy).
+
+    Returns:
+        ``kernel.pass`` (info) when every case matches, ``kernel.mismatch`` (error) per failing
+        case, ``kernel.ineligible`` (warning) per engine whose fused path will not be taken for
+        this draft (with the guard's reasons), or ``kernel.skipped`` (info) with the reason.
+
+    Raises:
+        UsageError: unknown mode. Checkpoint errors of a SOURCE string propagate (exit 2).
+    """
+    if mode not in ("auto", "cpu", "cuda", "skip"):
+        raise UsageError(f"--kernel {mode!r}: expected auto, cpu, cuda or skip")
+    if mode == "skip":
+        return _skipped("kernel verification skipped (--kernel skip)")
+    missing = dependencies_missing()
+    if missing:
+        return _skipped(
+            f"{' and '.join(missing)} not installed: kernel not verified ({INSTALL_HINT})",
+            missing=missing,
+        )
+    if isinstance(draft_ckpt, str):
+        from recipecli.checkpoint import open_checkpoint
+
+        draft_ckpt = open_checkpoint(draft_ckpt)
+    try:
+        norms = draft_norms(draft_ckpt)
+        device = resolve_device(mode)
+        tokens = CPU_TOKENS if device == "cpu" else CUDA_TOKENS
+        results = run_cases(norms, tokens, device)
+    except (CheckpointFormatError, UsageError, MissingDependencyError) as exc:
+        return _skipped(f"kernel not verified: {exc.one_line()}")
+    findings: list[Finding] = []
+    for r in results:
+        if not r.passed:
+            m = r.metrics
+            findings.append(Finding(
+                "kernel.mismatch", "error", "any",
+                f"fused {r.kind} kernel differs from the torch reference ({r.convention}, N={r.n}, {r.dtype}): "
+                f"max {m['max_ulp']} ulp, max abs {m['max_abs_err']:.3g}",
+                evidence={"device": device, **r.to_dict()}, source="engine-facts §7",
+            ))  # fmt: skip
+    seen: set[tuple[str, str]] = set()
+    for r in results:
+        for engine, verdict in r.guards.items():
+            if verdict["eligible"] is not False or (r.kind, engine) in seen:
+                continue
+            reasons = [x for x in verdict["reasons"] if "N == 0" not in x]
+            if not reasons:
+                continue
+            seen.add((r.kind, engine))
+            findings.append(Finding(
+                "kernel.ineligible", "warning", engine,
+                f"{engine} will not take its fused {r.kind} RMSNorm path for this draft: {'; '.join(reasons)}",
+                evidence={"kind": r.kind, "dtype": r.dtype, "widths": list(r.widths), "reasons": reasons},
+                source=SOURCE_FACTS,
+            ))  # fmt: skip
+    if all(r.passed for r in results):
+        worst = max((r.metrics["max_ulp"] for r in results), default=0)
+        findings.insert(0, Finding(
+            "kernel.pass", "info", "any",
+            f"fused norm kernels match the torch reference on this draft's norms ({len(results)} cases on {device}, "
+            f"max {worst} ulp)",
+            evidence={"device": device, "tokens": list(tokens), "dtype": norms.dtype, "eps": norms.eps,
+                      "weights": {w.name: w.origin for w in (*(norms.layer0 or ()), *norms.fc_norm)},
+                      "notes": list(norms.notes)},
+            source="engine-facts §7",
+        ))  # fmt: skip
+    return findings
