@@ -229,13 +229,27 @@ def test_check_cli_json_on_snapshots(targets, tmp_path_factory, tmp_path):
     assert row == {**row, "target_shape": [16032, 4096], "verdict": "share", "tp": 8}
 
 
-def test_example_is_ready_and_no_torch():
+def test_example_is_ready_and_no_torch_with_kernel_skip():
     code = (
         "import sys\nfrom recipecli.cli import main\n"
-        "try:\n    main(['check', '--example', 'llama3.1-8b-eagle3'])\n"
+        "try:\n    main(['check', '--example', 'llama3.1-8b-eagle3', '--kernel', 'skip'])\n"
         "except SystemExit as e:\n    rc = e.code\n"
         "print('TORCH' if 'torch' in sys.modules else 'NOTORCH', rc)\n"
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert "vllm        READY" in proc.stdout and "tokenspeed  READY" in proc.stdout
     assert proc.stdout.strip().endswith("NOTORCH 0")
+
+
+def test_example_default_runs_the_kernel_check():
+    pytest.importorskip("torch")
+    pytest.importorskip("triton")
+    proc = subprocess.run(
+        [sys.executable, "-m", "recipecli", "check", "--example", "llama3.1-8b-eagle3", "--json"],
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 0, proc.stderr
+    kernel = [f for f in json.loads(proc.stdout)["findings"] if f["code"].startswith("kernel.")]
+    # the example draft has equal-width fp16 norms with one eps: every engine's guard passes
+    assert [f["code"] for f in kernel] == ["kernel.pass"]

@@ -40,9 +40,11 @@ from recipecli.output import emit_json
 @click.option(
     "--kernel",
     type=click.Choice(["auto", "cpu", "cuda", "skip"]),
-    default="skip",
+    default="auto",
     show_default=True,
-    help="Verify the fused RMSNorm kernel on the draft's norms (needs recipecli[kernels]).",
+    help="Run the fused RMSNorm kernel against the torch reference on the draft's own norms: "
+    "auto = CUDA if present, else Triton's CPU interpreter; skip = do not (no torch import). "
+    "Without torch/triton installed: a kernel.skipped note.",
 )
 @click.option("--revision", default=None, help="Hub revision for the target.")
 @click.option("--draft-revision", default=None, help="Hub revision for the draft.")
