@@ -7,7 +7,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 import numpy as np
 
@@ -34,9 +34,9 @@ NUMPY_DTYPES: Mapping[str, str] = {
 }
 
 
-@dataclass(frozen=True)
-class TensorInfo:
-    """One tensor of a checkpoint, from its file header (never its data).
+class TensorInfo(NamedTuple):
+    """One tensor of a checkpoint, from its file header (never its data). Immutable (a NamedTuple:
+    92k of them are built for DeepSeek-V3, where a frozen dataclass costs 2x the time).
 
     Attributes:
         name: full tensor name as stored, e.g. ``midlayer.self_attn.q_proj.weight``.

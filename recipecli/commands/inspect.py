@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import click
 
 from recipecli.output import atomic_write_text, emit_json
@@ -37,7 +39,7 @@ def command(source: str, revision: str | None, as_json: bool, save_metadata: str
     """
     from recipecli.checkpoint import open_checkpoint
     from recipecli.checkpoint.snapshot import dumps_snapshot, snapshot_dict
-    from recipecli.inspect import format_summary, summarize, tensor_table
+    from recipecli.inspect import format_summary, summarize, tensor_table, tensor_table_json
 
     ck = open_checkpoint(source, revision)
     summary = summarize(ck)
@@ -45,13 +47,13 @@ def command(source: str, revision: str | None, as_json: bool, save_metadata: str
         atomic_write_text(save_metadata, dumps_snapshot(snapshot_dict(ck)))
         click.echo(f"snapshot written to {save_metadata}", err=True)
     if as_json:
-        # Large tensor tables (DeepSeek-V3: 92k tensors) print compact: indenting them costs
-        # seconds in Python's pure-Python encoder; pipe through `jq` for a pretty view.
-        emit_json(
-            {**summary, "tensors": tensor_table(ck)},
-            plain=True,
-            compact=len(ck.tensors) > COMPACT_JSON_TENSORS,
-        )
+        if len(ck.tensors) > COMPACT_JSON_TENSORS:
+            # Large tables (DeepSeek-V3: 92k tensors) print compact: Python's indenting encoder
+            # would cost seconds; pipe through `jq` for a pretty view.
+            head = json.dumps(summary, ensure_ascii=False, separators=(",", ":"))
+            click.echo(head[:-1] + ',"tensors":' + tensor_table_json(ck) + "}")
+        else:
+            emit_json({**summary, "tensors": tensor_table(ck)}, plain=True)
     else:
         click.echo(format_summary(summary))
     return 0
