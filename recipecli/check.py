@@ -932,6 +932,146 @@ def _embed_itemsize(ctx: CheckContext) -> int:
     return 2
 
 
+def _row(
+    ctx: CheckContext,
+    engine: str,
+    tp: int,
+    shapes: tuple[tuple[int, int] | None, tuple[int, int] | None, tuple[int, int]],
+    verdict: str,
+    head: str,
+    embed_rows: int,
+    draft_tp: int,
+    note: str = "",
+) -> SharingRow:
+    """A sharing-table row; the embedding's bytes per rank use the target width when shared
+    and the draft width when the draft keeps its own."""
+    width = ctx.target.H if verdict.startswith("share") else ctx.draft.H
+    return SharingRow(
+        engine,
+        tp,
+        *shapes,
+        verdict,
+        head,
+        embed_rows * (width or 0) * _embed_itemsize(ctx),
+        draft_bytes_per_rank(ctx, draft_tp, own_embed=verdict == "own"),
+        note,
+    )
+
+
+def _split_rows(vocab: int, tp: int) -> int | None:
+    """Per-rank rows of a vocab-parallel embedding, None when pad64(vocab) does not divide."""
+    return pad64(vocab) // tp if pad64(vocab) % tp == 0 else None
+
+
+def vllm_sharing(ctx: CheckContext, tp: int) -> SharingRow:
+    """vLLM (engine-facts §4, SpecDecodeBaseProposer): a draft without ``embed_tokens`` shares the
+    target's (widths must match); one with it keeps it unless ``torch.equal`` per rank. Same for
+    ``lm_head``, which can only be borrowed when Vd == V."""
+    d, t = ctx.draft, ctx.target
+    dtp = ctx.draft_tp_for(tp)
+    rows_t, rows_d = _split_rows(t.V, tp), _split_rows(d.V or t.V, dtp)
+    shapes = (
+        (rows_t, t.H) if rows_t else None,
+        (rows_d, d.H) if rows_d else None,
+        (pad64(d.V or t.V), d.H),
+    )
+    note = ""
+    if d.has_embed:
+        verdict = "own"
+        note = (
+            "draft ships embed_tokens: vLLM shares only if torch.equal per rank (ranks may disagree, "
+            "vLLM #50158); drop it if byte-identical to the target's"
+        )
+    else:
+        verdict = "error" if d.H != t.H else "share"
+    if d.has_lm_head:
+        head = "own"
+    else:
+        head = "share" if d.Vd == t.V and d.H == t.H else "none"
+    embed_rows = {"share": rows_t or 0, "own": rows_d or 0}.get(verdict, 0)
+    return _row(ctx, "vllm", tp, shapes, verdict, head, embed_rows, dtp, note)
+
+
+def tokenspeed_sharing(ctx: CheckContext, tp: int) -> tuple[SharingRow, list[Finding]]:
+    """tokenspeed ``set_embed_and_head`` (engine-facts §5, seed 004 = tokenspeed #837, #958).
+
+    Target embedding: replicated for MiniMax-M3, else sharded over attention TP. Llama draft:
+    share when the target's per-rank shape equals the draft's sharded one, rebuild replicated when
+    it equals the replicated one, else raise. MLA drafts: share only on an exact match with their
+    (replicated) embedding, else keep their own, else raise. ``target_hidden_size != hidden_size``
+    returns early. The head is shared only when untied and ``draft_vocab_size`` is absent.
+    """
+    d, t = ctx.draft, ctx.target
+    findings: list[Finding] = []
+    vdraft = d.V or t.V
+    target_rows = pad64(t.V) if t.tokenspeed_embed_replicated else _split_rows(t.V, tp)
+    target_shape = (target_rows, t.H) if target_rows else None
+    mla = d.attention == "MLA"
+    rows_d = None if mla else _split_rows(vdraft, tp)
+    sharded = (rows_d, d.H) if rows_d else None
+    replicated = (pad64(vdraft), d.H)
+    head_shared = not d.tie_word_embeddings and not d.draft_vocab_size_declared
+    head = (
+        "share"
+        if head_shared
+        else ("own" if d.has_lm_head else ("tied" if d.tie_word_embeddings else "none"))
+    )
+    note = ""
+    if d.target_hidden_size_declared and d.Ht != d.H:
+        verdict = "own" if d.has_embed else "none"
+        head = "own" if d.has_lm_head else "none"
+        note = "target_hidden_size != hidden_size: set_embed_and_head returns early, shares nothing"
+    elif mla:
+        verdict = "share" if target_shape == replicated else ("own" if d.has_embed else "error")
+        if verdict == "own":
+            note = "MLA draft keeps its own embed_tokens (shapes differ; tokenspeed #958)"
+    elif target_shape == sharded:
+        verdict = "share"
+    elif target_shape == replicated:
+        verdict = "share-replicated"
+        note = "draft embedding rebuilt replicated to match the target (tokenspeed #837)"
+    else:
+        verdict = "error"
+    if verdict == "error":
+        a, s = target_shape or ("?", t.H), sharded or ("?", d.H)
+        findings.append(
+            _f(
+                "embed.share_error",
+                "error",
+                "tokenspeed",
+                f"tokenspeed set_embed_and_head raises at TP {tp}: Cannot share target embed of shape ({a[0]}, {a[1]}): "
+                f"draft expects ({s[0]}, {s[1]}) (sharded) or ({replicated[0]}, {replicated[1]}) (replicated). "
+                "Make the draft's vocab_size/hidden_size match the target",
+                f"{FACTS} §5 (set_embed_and_head, tokenspeed #837, #958)",
+                tp,
+                target_shape=list(a),
+                draft_sharded_shape=list(s),
+                draft_replicated_shape=list(replicated),
+            )
+        )
+    if verdict == "share-replicated" and d.tie_word_embeddings:
+        findings.append(
+            _f(
+                "embed.tied_stale",
+                "warning",
+                "tokenspeed",
+                f"tie_word_embeddings with a rebuilt (replicated) embedding at TP {tp}: the tied head keeps pointing at "
+                "the stale sharded weight (open review on tokenspeed #837); set tie_word_embeddings false",
+                f"{FACTS} §5 step 4",
+                tp,
+            )
+        )
+    if verdict in ("share", "share-replicated"):
+        embed_rows = target_rows or 0
+    elif verdict == "own":
+        embed_rows = replicated[0] if mla else (rows_d or 0)
+    else:
+        embed_rows = 0
+    row = _row(ctx, "tokenspeed", tp, (target_shape, sharded, replicated), verdict, head, embed_rows,
+               1 if mla else tp, note)  # fmt: skip
+    return row, findings
+
+
 def sharing_rows(ctx: CheckContext) -> tuple[list[SharingRow], list[Finding]]:
     """Per engine and TP: target embedding per-rank shape, the draft's sharded/replicated shapes,
     and what happens to the embedding and the head (engine-facts §4 vLLM, §5 tokenspeed)."""
@@ -940,151 +1080,14 @@ def sharing_rows(ctx: CheckContext) -> tuple[list[SharingRow], list[Finding]]:
     findings: list[Finding] = []
     if t.V is None or t.H is None or d.H is None:
         return rows, findings
-    vdraft = d.V or t.V
-    item = _embed_itemsize(ctx)
     for engine in ctx.engines:
         for tp in ctx.tps:
             if engine == "vllm":
-                dtp = ctx.draft_tp_for(tp)
-                target_shape = (pad64(t.V) // tp, t.H) if pad64(t.V) % tp == 0 else None
-                sharded = (pad64(vdraft) // dtp, d.H) if pad64(vdraft) % dtp == 0 else None
-                replicated = (pad64(vdraft), d.H)
-                note = ""
-                if d.has_embed:
-                    verdict = "own"
-                    note = (
-                        "draft ships embed_tokens: vLLM shares only if torch.equal per rank (ranks may disagree, "
-                        "vLLM #50158); drop it if byte-identical to the target's"
-                    )
-                elif d.H != t.H:
-                    verdict = "error"
-                else:
-                    verdict = "share"
-                if d.has_lm_head:
-                    head = "own"
-                elif d.Vd == t.V and d.H == t.H:
-                    head = "share"
-                else:
-                    head = "none"
-                embed_rows = (
-                    target_shape[0]
-                    if (verdict == "share" and target_shape)
-                    else (sharded[0] if sharded and verdict == "own" else 0)
-                )
-                rows.append(
-                    SharingRow(
-                        engine,
-                        tp,
-                        target_shape,
-                        sharded,
-                        replicated,
-                        verdict,
-                        head,
-                        embed_rows * (d.H if verdict != "share" else t.H) * item
-                        if embed_rows
-                        else 0,
-                        draft_bytes_per_rank(ctx, dtp, own_embed=verdict == "own"),
-                        note,
-                    )
-                )
-                continue
-            # tokenspeed
-            target_rows = (
-                pad64(t.V)
-                if t.tokenspeed_embed_replicated
-                else (pad64(t.V) // tp if pad64(t.V) % tp == 0 else None)
-            )
-            target_shape = (target_rows, t.H) if target_rows else None
-            mla = d.attention == "MLA"
-            sharded = (
-                None if mla else ((pad64(vdraft) // tp, d.H) if pad64(vdraft) % tp == 0 else None)
-            )
-            replicated = (pad64(vdraft), d.H)
-            head_shared = (not d.tie_word_embeddings) and not d.draft_vocab_size_declared
-            note = ""
-            if d.target_hidden_size_declared and d.Ht != d.H:
-                verdict = "own" if d.has_embed else "none"
-                head = "own" if d.has_lm_head else "none"
-                note = "target_hidden_size != hidden_size: set_embed_and_head returns early, shares nothing"
-            elif mla:
-                if target_shape == replicated:
-                    verdict = "share"
-                elif d.has_embed:
-                    verdict = "own"
-                    note = "MLA draft keeps its own embed_tokens (shapes differ; tokenspeed #958)"
-                else:
-                    verdict = "error"
-                head = (
-                    "share"
-                    if head_shared
-                    else ("own" if d.has_lm_head else ("tied" if d.tie_word_embeddings else "none"))
-                )
+                rows.append(vllm_sharing(ctx, tp))
             else:
-                if target_shape == sharded:
-                    verdict = "share"
-                elif target_shape == replicated:
-                    verdict = "share-replicated"
-                    note = (
-                        "draft embedding rebuilt replicated to match the target (tokenspeed #837)"
-                    )
-                else:
-                    verdict = "error"
-                head = (
-                    "share"
-                    if head_shared
-                    else ("own" if d.has_lm_head else ("tied" if d.tie_word_embeddings else "none"))
-                )
-            if verdict == "error":
-                a = target_shape or ("?", t.H)
-                s = sharded or ("?", d.H)
-                findings.append(
-                    _f(
-                        "embed.share_error",
-                        "error",
-                        "tokenspeed",
-                        f"tokenspeed set_embed_and_head raises at TP {tp}: Cannot share target embed of shape ({a[0]}, {a[1]}): "
-                        f"draft expects ({s[0]}, {s[1]}) (sharded) or ({replicated[0]}, {replicated[1]}) (replicated). "
-                        "Make the draft's vocab_size/hidden_size match the target",
-                        f"{FACTS} §5 (set_embed_and_head, tokenspeed #837, #958)",
-                        tp,
-                        target_shape=list(a),
-                        draft_sharded_shape=list(s),
-                        draft_replicated_shape=list(replicated),
-                    )
-                )
-            if verdict == "share-replicated" and d.tie_word_embeddings:
-                findings.append(
-                    _f(
-                        "embed.tied_stale",
-                        "warning",
-                        "tokenspeed",
-                        f"tie_word_embeddings with a rebuilt (replicated) embedding at TP {tp}: the tied head keeps pointing at "
-                        "the stale sharded weight (open review on tokenspeed #837); set tie_word_embeddings false",
-                        f"{FACTS} §5 step 4",
-                        tp,
-                    )
-                )
-            rows_per_rank = (
-                target_rows
-                if verdict in ("share", "share-replicated")
-                else (replicated[0] if mla else (sharded[0] if sharded else 0))
-                if verdict == "own"
-                else 0
-            )
-            rows.append(
-                SharingRow(
-                    engine,
-                    tp,
-                    target_shape,
-                    sharded,
-                    replicated,
-                    verdict,
-                    head,
-                    (rows_per_rank or 0) * (t.H if verdict.startswith("share") else d.H) * item,
-                    draft_bytes_per_rank(ctx, 1 if mla else tp, own_embed=verdict == "own"),
-                    note,
-                )
-            )
+                row, found = tokenspeed_sharing(ctx, tp)
+                rows.append(row)
+                findings.extend(found)
     return rows, findings
 
 
