@@ -88,6 +88,22 @@ def read_weight_map(root: Path, index_name: str) -> dict[str, str]:
     return weight_map
 
 
+def check_index_covered(
+    root: Path, weight_map: Mapping[str, str], tensors: Mapping[str, Any]
+) -> None:
+    """Every tensor the index lists must be in the shards read.
+
+    Raises:
+        CheckpointFormatError: naming the shard that should hold the first missing tensor.
+    """
+    for name, shard in weight_map.items():
+        if name not in tensors:
+            raise CheckpointFormatError(
+                f"index lists tensor {name!r} in {shard!r} but that shard does not hold it",
+                path=str(root / shard),
+            )
+
+
 def _ordered_unique(values: Any) -> list[str]:
     return list(dict.fromkeys(values))
 
@@ -153,12 +169,7 @@ def load_safetensors_dir(
         begins.update(zip(names, [data_start + b for b in cols.begins], strict=True))
     # every tensor read is in the index (checked above), so one is missing iff the counts differ
     if weight_map is not None and len(tensors) != len(weight_map):
-        for name, shard in weight_map.items():
-            if name not in tensors:
-                raise CheckpointFormatError(
-                    f"index lists tensor {name!r} in {shard!r} but that shard does not hold it",
-                    path=str(root / shard),
-                )
+        check_index_covered(root, weight_map, tensors)
 
     def read_raw(info: TensorInfo) -> bytes:
         path, offset = shard_paths[info.shard], begins[info.name]
@@ -262,12 +273,7 @@ def load_bin_dir(
             shape = tuple(int(d) for d in t.shape)
             tensors[name] = TensorInfo(name, dtype, shape, t.numel() * t.element_size(), shard)
     if weight_map is not None:
-        for name, shard in weight_map.items():
-            if name not in tensors:
-                raise CheckpointFormatError(
-                    f"index lists tensor {name!r} in {shard!r} but that shard does not hold it",
-                    path=str(root / shard),
-                )
+        check_index_covered(root, weight_map, tensors)
 
     def read_raw(info: TensorInfo) -> bytes:
         t = states[info.shard][info.name].contiguous()
