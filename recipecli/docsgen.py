@@ -714,6 +714,8 @@ def generate(
 
     Raises:
         UsageError: unknown engine or checkpoint mode.
+        UsageError: also when a page does not start with :data:`GENERATED_MARKER` (a
+            ``--templates`` override without ``{{ marker }}`` on its first line).
         RecipeError, ReportError: from rendering or linked results.
     """
     bad = [e for e in options.engines if e not in ENGINES]
@@ -741,7 +743,23 @@ def generate(
                 checkpoints=options.checkpoints,
                 templates=options.templates,
             )
+    for name, text in pages.items():
+        if text.split("\n", 1)[0] != GENERATED_MARKER:
+            raise UsageError(
+                "the page's first line is not {{ marker }}: a later run could not tell it from a "
+                "hand-written file and would refuse to overwrite it",
+                path=str(Path(options.templates or "templates") / template_of(name)),
+                hint="start the template with {{ marker }}",
+            )
     return {name: pages[name] for name in sorted(pages)}
+
+
+def template_of(page: str) -> str:
+    """Name of the ``docs_*.md.j2`` template that renders ``page`` (a file name of
+    :func:`generate`)."""
+    if page == "README.md":
+        return "docs_index.md.j2"
+    return "docs_models.md.j2" if page.startswith("models-") else "docs_recipe.md.j2"
 
 
 # --------------------------------------------------------------------------- writing / checking
@@ -752,13 +770,16 @@ class SyncResult:
     """What :func:`sync` found or did.
 
     Attributes:
-        stale: files whose content differs from the generated text, or that are missing.
-        orphans: generated files (first line is :data:`GENERATED_MARKER`) in the output
-            directory that this run does not generate.
-        written: files written (empty under ``check``).
+        missing: files this run generates that do not exist in the output directory.
+        stale: generated files (first line is :data:`GENERATED_MARKER`) whose content differs
+            from the generated text.
+        orphans: generated files in the output directory that this run does not generate.
+        written: files written, ``missing`` then ``stale`` (empty under ``check``).
         removed: orphans deleted (empty under ``check``).
+        unchanged: files whose content already is the generated text.
     """
 
+    missing: tuple[str, ...] = ()
     stale: tuple[str, ...] = ()
     orphans: tuple[str, ...] = ()
     written: tuple[str, ...] = ()
@@ -766,53 +787,120 @@ class SyncResult:
     unchanged: tuple[str, ...] = field(default_factory=tuple)
 
 
+def first_line(path: Path) -> str | None:
+    """First line of ``path`` without its line end; None when it cannot be read as UTF-8 text
+    (missing, a directory, unreadable, binary)."""
+    try:
+        with path.open(encoding="utf-8") as fh:
+            return fh.readline().rstrip("\n")
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def is_generated(path: Path) -> bool:
+    """True when ``path`` is a regular file whose first line is :data:`GENERATED_MARKER`: the
+    only files ``docs`` overwrites or deletes."""
+    return path.is_file() and first_line(path) == GENERATED_MARKER
+
+
 def find_orphans(pages: Mapping[str, str], out_dir: Path) -> list[str]:
     """``*.md`` files in ``out_dir`` that start with :data:`GENERATED_MARKER` but are not in
     ``pages`` (pages of recipes that were removed or renamed)."""
     if not out_dir.is_dir():
         return []
-    found = []
-    for path in sorted(out_dir.glob("*.md")):
-        if path.name in pages or not path.is_file():
-            continue
-        try:
-            with path.open(encoding="utf-8") as fh:
-                first = fh.readline().rstrip("\n")
-        except (OSError, UnicodeDecodeError):
-            continue
-        if first == GENERATED_MARKER:
-            found.append(path.name)
-    return found
+    return [
+        path.name
+        for path in sorted(out_dir.glob("*.md"))
+        if path.name not in pages and is_generated(path)
+    ]
+
+
+def _output_dir_error(out: Path, reason: str) -> UsageError:
+    return UsageError(
+        f"cannot use as the output directory: {reason}",
+        path=str(out),
+        hint="give another -o DIR",
+    )
+
+
+def ensure_output_dir(out_dir: str | os.PathLike[str]) -> Path:
+    """Create the output directory (and its parents) when missing.
+
+    Args:
+        out_dir: the ``-o DIR`` of ``docs``.
+
+    Returns:
+        ``out_dir`` as a Path.
+
+    Raises:
+        UsageError: it (or a parent) is a regular file, or it cannot be created (permissions,
+            read-only or virtual file system); one line naming the directory.
+    """
+    out = Path(out_dir)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:
+        raise _output_dir_error(out, "it is a file, not a directory") from None
+    except NotADirectoryError:
+        raise _output_dir_error(out, "a parent is a file, not a directory") from None
+    except OSError as exc:
+        raise _output_dir_error(out, exc.strerror or str(exc)) from None
+    return out
 
 
 def sync(pages: Mapping[str, str], out_dir: str | os.PathLike[str], *, check: bool) -> SyncResult:
-    """Compare ``pages`` with ``out_dir``; unless ``check``, write what differs (atomically) and
-    delete generated orphans.
+    """Compare ``pages`` with ``out_dir``; unless ``check``, create ``out_dir`` when missing,
+    write what differs (atomically) and delete generated orphans.
+
+    A file that exists but is not a generated page (its first line is not
+    :data:`GENERATED_MARKER`, e.g. a hand-written ``README.md``) is never overwritten: the run
+    stops before writing anything, also under ``check`` (regenerating would fail).
 
     Args:
         pages: ``{file name: text}`` from :func:`generate`.
-        out_dir: output directory (created when writing).
+        out_dir: output directory.
         check: write nothing, only report.
 
     Returns:
         :class:`SyncResult` (file names relative to ``out_dir``, sorted).
+
+    Raises:
+        UsageError: a page would overwrite a file without the marker; ``out_dir`` is a file or
+            cannot be created; a page cannot be written.
     """
     from recipecli.output import atomic_write_text
 
     out = Path(out_dir)
-    stale, same = [], []
+    if out.exists() and not out.is_dir():
+        raise _output_dir_error(out, "it is a file, not a directory")
+    missing, stale, same, foreign = [], [], [], []
     for name, text in sorted(pages.items()):
         path = out / name
-        try:
-            current = path.read_bytes()
-        except OSError:
-            current = None
-        (same if current == text.encode("utf-8") else stale).append(name)
+        if not path.exists() and not path.is_symlink():
+            missing.append(name)
+        elif not is_generated(path):
+            foreign.append(name)
+        elif path.read_bytes() == text.encode("utf-8"):
+            same.append(name)
+        else:
+            stale.append(name)
+    if foreign:
+        others = f" (and {len(foreign) - 1} more)" if len(foreign) > 1 else ""
+        raise UsageError(
+            f"exists and is not a generated page (its first line is not the `recipecli docs` "
+            f"marker){others}; refusing to overwrite it",
+            path=str(out / foreign[0]),
+            hint="give another -o DIR or move the file away",
+        )
     orphans = find_orphans(pages, out)
     if check:
-        return SyncResult(tuple(stale), tuple(orphans), unchanged=tuple(same))
-    for name in stale:
+        return SyncResult(tuple(missing), tuple(stale), tuple(orphans), unchanged=tuple(same))
+    ensure_output_dir(out)
+    written = (*missing, *stale)
+    for name in written:
         atomic_write_text(out / name, pages[name])
     for name in orphans:
         (out / name).unlink()
-    return SyncResult(tuple(stale), tuple(orphans), tuple(stale), tuple(orphans), tuple(same))
+    return SyncResult(
+        tuple(missing), tuple(stale), tuple(orphans), written, tuple(orphans), tuple(same)
+    )

@@ -23,6 +23,7 @@ from recipecli.docsgen import (
     recipe_page,
     results_sections,
 )
+from recipecli.errors import UsageError
 from recipecli.recipes.loader import Recipe, load_recipe
 from recipecli.recipes.render import render_command, split_shell, unfold_continuations
 
@@ -113,7 +114,8 @@ def test_check_lists_stale_files_and_writes_nothing(tmp_path):
     out = tmp_path / "docs"
     proc = run_cli("docs", "--bundled", "-o", str(out), "--checkpoints", "bundled", "--check")
     assert proc.returncode == 1
-    assert proc.stdout.splitlines() == [f"stale: {out / n}" for n in BUNDLED_PAGES]
+    assert proc.stdout.splitlines() == [f"missing: {out / n}" for n in BUNDLED_PAGES]
+    assert "7 file(s) missing or out of date" in proc.stderr
     assert not out.exists()
 
     assert run_cli("docs", "--bundled", "-o", str(out), "--checkpoints", "bundled").returncode == 0
@@ -124,8 +126,8 @@ def test_check_lists_stale_files_and_writes_nothing(tmp_path):
     proc = run_cli("docs", "--bundled", "-o", str(out), "--checkpoints", "bundled", "--check")
     assert proc.returncode == 1
     assert proc.stdout.splitlines() == [
+        f"missing: {out / 'models-vllm.md'}",
         f"stale: {out / 'llama3.1-8b-eagle3.md'}",
-        f"stale: {out / 'models-vllm.md'}",
     ]
     assert "without --check" in proc.stderr
     assert page.read_bytes() == edited and not (out / "models-vllm.md").exists()
@@ -157,12 +159,99 @@ def test_json_output(tmp_path):
     )
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)
-    assert doc["ok"] is True and doc["stale"] == doc["written"]
+    assert doc["ok"] is True and doc["missing"] == doc["written"] and doc["stale"] == []
     assert [Path(p).name for p in doc["written"]] == [
         "README.md",
         "models-vllm.md",
         "qwen3-30b-a3b-eagle3.md",
     ]
+
+
+def test_hand_written_file_is_never_overwritten(tmp_path):
+    out = tmp_path / "u"
+    out.mkdir()
+    mine = "# My recipes\n\nHand-written index.\n"
+    (out / "README.md").write_text(mine)
+    for extra in ((), ("--check",)):
+        proc = run_cli(
+            "docs", "llama3.1-8b-eagle3", "-o", str(out), "--checkpoints", "none", *extra
+        )
+        assert proc.returncode == 2, proc.stderr
+        lines = proc.stderr.splitlines()
+        assert len(lines) == 1 and "Traceback" not in proc.stderr
+        assert lines[0].startswith(f"recipecli: error: {out / 'README.md'}: exists and is not a")
+        assert "give another -o DIR or move the file away" in lines[0]
+        assert proc.stdout == ""
+    # nothing written: the refusal comes before any page
+    assert (out / "README.md").read_text() == mine
+    assert sorted(p.name for p in out.iterdir()) == ["README.md"]
+
+
+def test_generated_file_with_marker_is_overwritten(tmp_path):
+    out = tmp_path / "u"
+    out.mkdir()
+    (out / "README.md").write_text(GENERATED_MARKER + "\n\n# edited by hand after all\n")
+    proc = run_cli("docs", "llama3.1-8b-eagle3", "-o", str(out), "--checkpoints", "none")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == f"{out}: 4 written, 0 removed, 0 unchanged"
+    assert "edited by hand" not in (out / "README.md").read_text()
+
+
+def test_output_directory_is_created_with_parents(tmp_path):
+    out = tmp_path / "a" / "b" / "site"
+    proc = run_cli("docs", "llama3.1-8b-eagle3", "-o", str(out), "--checkpoints", "none")
+    assert proc.returncode == 0, proc.stderr
+    assert sorted(p.name for p in out.iterdir()) == [
+        "README.md",
+        "llama3.1-8b-eagle3.md",
+        "models-tokenspeed.md",
+        "models-vllm.md",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("rel", "why"),
+    [
+        ("f.txt", "it is a file, not a directory"),
+        ("f.txt/docs", "a parent is a file, not a directory"),
+    ],
+)
+def test_output_directory_under_or_at_a_file_is_exit_2(tmp_path, rel, why):
+    (tmp_path / "f.txt").write_text("x\n")
+    out = tmp_path / rel
+    proc = run_cli("docs", "llama3.1-8b-eagle3", "-o", str(out), "--checkpoints", "none")
+    assert proc.returncode == 2
+    assert proc.stderr.splitlines() == [
+        f"recipecli: error: {out}: cannot use as the output directory: {why} — give another -o DIR"
+    ]
+    assert (tmp_path / "f.txt").read_text() == "x\n"
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root ignores directory permissions")
+def test_output_directory_not_creatable_is_exit_2(tmp_path):
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    ro.chmod(0o555)
+    try:
+        out = ro / "docs"
+        proc = run_cli("docs", "llama3.1-8b-eagle3", "-o", str(out), "--checkpoints", "none")
+    finally:
+        ro.chmod(0o755)
+    assert proc.returncode == 2
+    assert proc.stderr.splitlines() == [
+        f"recipecli: error: {out}: cannot use as the output directory: Permission denied "
+        "— give another -o DIR"
+    ]
+
+
+def test_template_without_marker_is_refused(tmp_path):
+    user = tmp_path / "tpl"
+    user.mkdir()
+    (user / "docs_index.md.j2").write_text("# My index\n")
+    recipes = collect_recipes(["llama3.1-8b-eagle3"])
+    with pytest.raises(UsageError, match="first line is not") as err:
+        generate(recipes, tmp_path, DocsOptions(checkpoints="none", templates=str(user)))
+    assert err.value.path == str(user / "docs_index.md.j2")
 
 
 # --------------------------------------------------------------------------- models page layout

@@ -31,7 +31,7 @@ from recipecli.output import emit_json
 @click.option(
     "--check",
     is_flag=True,
-    help="Write nothing; exit 1 listing the files that are missing or out of date (for CI).",
+    help="Write nothing; exit 1 listing the files that are missing or stale (for CI).",
 )
 @click.option(
     "--checkpoints",
@@ -52,9 +52,11 @@ def command(recipes, bundled, out_dir, engine, check, checkpoints, templates, as
     """Generate documentation pages for RECIPE_OR_DIR… (recipe files, bundled names or
     directories of *.yaml recipes).
 
-    Writes README.md, models-<engine>.md and <recipe>.md into DIR; the output is deterministic
-    (a second run changes no byte). Generated pages that no recipe produces any more are deleted.
-    Exit 0 ok, 1 under --check when some file is stale, 2 bad input.
+    Writes README.md, models-<engine>.md and <recipe>.md into DIR (created when missing); the
+    output is deterministic (a second run changes no byte). Generated pages that no recipe
+    produces any more are deleted; a file without the generated-page marker is never
+    overwritten (exit 2). Exit 0 ok, 1 under --check when some file is missing or stale,
+    2 bad input.
 
     \b
     Examples:
@@ -71,15 +73,17 @@ def command(recipes, bundled, out_dir, engine, check, checkpoints, templates, as
     pages = generate(loaded, out_dir, DocsOptions(engines, checkpoints, templates))
     result = sync(pages, out_dir, check=check)
     out = Path(out_dir)
+    missing = [str(out / n) for n in result.missing]
     stale = [str(out / n) for n in result.stale]
     orphans = [str(out / n) for n in result.orphans]
-    failed = check and bool(stale or orphans)
+    failed = check and bool(missing or stale or orphans)
     if as_json:
         emit_json(
             {
                 "output": str(out),
                 "check": check,
                 "ok": not failed,
+                "missing": missing,
                 "stale": stale,
                 "orphans": orphans,
                 "written": [str(out / n) for n in result.written],
@@ -88,14 +92,16 @@ def command(recipes, bundled, out_dir, engine, check, checkpoints, templates, as
             }
         )
     elif check:
+        for path in missing:
+            click.echo(f"missing: {path}")
         for path in stale:
             click.echo(f"stale: {path}")
         for path in orphans:
             click.echo(f"stale: {path} (no recipe generates it any more)")
         if failed:
             click.echo(
-                f"recipecli docs: {len(stale) + len(orphans)} file(s) out of date in {out}; "
-                "run the same command without --check to regenerate",
+                f"recipecli docs: {len(missing) + len(stale) + len(orphans)} file(s) missing or "
+                f"out of date in {out}; run the same command without --check to regenerate",
                 err=True,
             )
         else:
