@@ -207,11 +207,33 @@ def required_roles(d: DraftModel) -> list[str]:
     return roles
 
 
-@rule("tensor.missing", source=f"{FACTS} §1")
+@rule("tensor.missing", "tensor.unchecked", source=f"{FACTS} §1")
 def rule_missing(ctx: CheckContext) -> Iterable[Finding]:
     d = ctx.draft
-    if not ctx.draft_ck.tensors:
-        return  # config-only source: nothing to compare
+    ck = ctx.draft_ck
+    if not ck.tensors:
+        if ck.kind in ("config", "snapshot"):  # metadata only: say what was not checked
+            yield _f(
+                "tensor.unchecked",
+                "warning",
+                "any",
+                f"draft source {ck.kind!r} has no tensor table: tensor, shape, vocab-map and head checks "
+                "were skipped; check the checkpoint directory (or a snapshot of it) instead",
+                f"{FACTS} §1",
+                kind=ck.kind,
+            )
+        else:
+            yield _f(
+                "tensor.missing",
+                "error",
+                "any",
+                "draft has no weight files (no model.safetensors, index or pytorch_model.bin next to "
+                "config.json): nothing to serve; download the weights",
+                f"{FACTS} §1",
+                missing=["<all weights>"],
+                root=ck.root,
+            )
+        return
     missing = [d.tensor(r) for r in required_roles(d) if d.tensor(r) not in ctx.draft_ck.tensors]
     if missing:
         yield _f(
@@ -1255,7 +1277,15 @@ def format_result(res: CheckResult, *, strict: bool = False) -> str:
         if ready and not (strict and warn):
             lines.append(f"{engine:<11} READY      at TP {', '.join(map(str, ready))}")
         else:
-            why = "no TP size works" if not ready else "warnings under --strict"
+            general = any(
+                f.severity == "error" and f.tp is None and f.engine in (engine, "any")
+                for f in res.findings
+            )
+            why = (
+                "see errors"
+                if general
+                else ("no TP size works" if not ready else "warnings under --strict")
+            )
             lines.append(f"{engine:<11} NOT READY  ({why})")
     for sev in ("error", "warning", "info"):
         group = [f for f in res.findings if f.severity == sev]

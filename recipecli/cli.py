@@ -121,8 +121,13 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(exc.exit_code)
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
+    except click.UsageError as exc:
+        where = exc.ctx.command_path if exc.ctx is not None else "recipecli"
+        msg = " ".join(exc.format_message().split())
+        click.echo(f"recipecli: error: {msg} (see '{where} --help')", err=True)
+        sys.exit(EXIT_BAD_INPUT)
     except click.ClickException as exc:
-        exc.show()
+        click.echo(f"recipecli: error: {' '.join(exc.format_message().split())}", err=True)
         sys.exit(EXIT_BAD_INPUT)
     except click.exceptions.Abort:
         click.echo("recipecli: aborted", err=True)

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from recipecli.checkpoint.model import Checkpoint
+from recipecli.configcheck import checked_value, config_file
+from recipecli.errors import CheckpointFormatError
 
 DraftFormat = Literal["A", "B", "C", "D", "F", "nemo", "nebius"]
 
@@ -240,6 +242,16 @@ def _ids(value: Any) -> tuple[int, ...] | None:
     return None
 
 
+def _checked_ids(key: str, cfg: Mapping[str, Any], where: str) -> tuple[int, ...] | None:
+    value = cfg.get(key.rsplit(".", 1)[-1])
+    if value is None:
+        return None
+    ids = _ids(value)
+    if ids is None:
+        raise CheckpointFormatError(f"{key} must be a list of integers, got {value!r}", path=where)
+    return ids
+
+
 def _dtype(cfg: Mapping[str, Any]) -> tuple[str | None, str]:
     for key in ("torch_dtype", "dtype"):
         val = cfg.get(key)
@@ -267,11 +279,13 @@ def canonical_draft(ck: Checkpoint) -> DraftModel:
         geo = dict(cfg["transformer_layer_config"])
         geo_prefix = "transformer_layer_config."
 
+    where_file = config_file(ck)
+
     def g(name: str, *keys: str, where: Mapping[str, Any] = geo, prefix: str = geo_prefix) -> Any:
         for key in keys:
             if where.get(key) is not None:
                 src[name] = prefix + key
-                return where[key]
+                return checked_value(prefix + key, where[key], where_file)
         src[name] = "absent"
         return None
 
@@ -303,15 +317,19 @@ def canonical_draft(ck: Checkpoint) -> DraftModel:
         src["Vd"] = "draft_vocab_size"
     if Vd_raw is None:
         src["Vd"] = "default (= vocab_size)"
-    Vd = int(Vd_raw) if Vd_raw is not None else int(V or 0)
+    Vd = checked_value(src["Vd"], Vd_raw, where_file) if Vd_raw is not None else int(V or 0)
 
     Ht_raw = cfg.get("target_hidden_size")
+    if Ht_raw is not None:
+        checked_value("target_hidden_size", Ht_raw, where_file)
     Ht = Ht_raw if Ht_raw is not None else H
     src["Ht"] = "target_hidden_size" if Ht_raw is not None else "default (= hidden_size)"
 
-    top_ids = _ids(cfg.get("eagle_aux_hidden_state_layer_ids"))
+    top_ids = _checked_ids("eagle_aux_hidden_state_layer_ids", cfg, where_file)
     eagle_cfg = cfg.get("eagle_config") if isinstance(cfg.get("eagle_config"), Mapping) else {}
-    nested_ids = _ids(eagle_cfg.get("eagle_aux_hidden_state_layer_ids"))
+    nested_ids = _checked_ids(
+        "eagle_config.eagle_aux_hidden_state_layer_ids", eagle_cfg, where_file
+    )
     if top_ids is not None:
         aux_ids, where = top_ids, ("speculators" if fmt == "D" else "top-level")
         src["aux_ids"] = "eagle_aux_hidden_state_layer_ids"

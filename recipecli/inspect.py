@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from recipecli.checkpoint.model import Checkpoint
+from recipecli.configcheck import validate_text_geometry
 from recipecli.draft import canonical_draft, detect_format
 
 
@@ -22,6 +23,7 @@ def quantization_method(ck: Checkpoint) -> str | None:
 
 def summarize(ck: Checkpoint) -> dict[str, Any]:
     """The inspect summary as a JSON-ready dict (keys documented in docs/inspect.md)."""
+    validate_text_geometry(ck)
     tc = ck.text.config
     dtypes = Counter()
     for t in ck.tensors.values():

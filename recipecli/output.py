@@ -12,6 +12,8 @@ from typing import Any
 
 import click
 
+from recipecli.errors import UsageError
+
 
 def to_jsonable(obj: Any) -> Any:
     """Convert dataclasses, tuples, paths, numpy scalars and mappings into plain JSON values."""
@@ -49,11 +51,25 @@ def emit_json(obj: Any, *, plain: bool = False, compact: bool = False) -> None:
 def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
     """Write ``data`` to ``path`` via a temporary file in the same directory and ``os.replace``.
 
-    A crash or error leaves either the old file or none, never a half-written one.
+    A crash or error leaves either the old file or none, never a half-written one. The parent
+    directory must exist (it is not created: a typo must not create directories). The file gets
+    the usual ``0666 & ~umask`` mode.
+
+    Raises:
+        UsageError: the parent directory is missing or not a directory, or the file cannot be
+            written (permissions, read-only file system, ``path`` is a directory).
     """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    parent = path.parent if str(path.parent) else Path(".")
+    if not parent.is_dir():
+        why = "is not a directory" if parent.exists() else "does not exist"
+        raise UsageError(f"cannot write {path}: directory {parent} {why}")
+    if path.is_dir():
+        raise UsageError(f"cannot write {path}: it is a directory")
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=parent)
+    except OSError as exc:
+        raise UsageError(f"cannot write {path}: {exc.strerror}") from None
     try:
         umask = os.umask(0)
         os.umask(umask)
@@ -63,11 +79,13 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         try:
             os.unlink(tmp)
         except FileNotFoundError:
             pass
+        if isinstance(exc, OSError):
+            raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
         raise
 
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from recipecli.checkpoint.model import Checkpoint
+from recipecli.configcheck import validate_text_geometry
 
 #: Text-model architectures whose token embedding tokenspeed builds REPLICATED (no TP args) since
 #: tokenspeed PR #837 (seed 004: MiniMaxM3Model.resolve_embed); every other target shards it
@@ -60,6 +61,7 @@ def target_model(ck: Checkpoint) -> TargetModel:
     """Summarise a target checkpoint's text model (works on config-only sources too)."""
     text = ck.text
     tc: Mapping[str, Any] = text.config
+    validate_text_geometry(ck)
     arch = str((tc.get("architectures") or ck.config.get("architectures") or [""])[0])
     top_arch = str((ck.config.get("architectures") or [""])[0])
     model_type = str(tc.get("model_type") or ck.config.get("model_type") or "")
