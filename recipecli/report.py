@@ -536,7 +536,8 @@ def load_bench_run(path: str) -> BenchRun:
 
     Raises:
         ReportError: unreadable or invalid JSON, missing keys (all listed), a metric that is not
-            a finite number, or no completed request.
+            a finite number, or an unusable run (:func:`unusable_reasons`: duration <= 0, no
+            completed request, a non-positive throughput, a negative count or latency).
     """
     data = _load_json_object(path, "`vllm bench serve --save-result`")
     missing = [k for k in REQUIRED_BENCH_KEYS if k not in data]
@@ -563,13 +564,55 @@ def load_bench_run(path: str) -> BenchRun:
             path=path,
             hint="regenerate the file with `vllm bench serve --save-result`",
         )
-    if data["completed"] <= 0:
+    problems = unusable_reasons(data)
+    if problems:
         raise ReportError(
-            f"no completed request (failed={data['failed']})",
+            f"unusable run: {'; '.join(problems)}",
             path=path,
-            hint="the server rejected every request; check the server log and rerun",
+            hint="the run measured nothing; check the server log and rerun "
+            "`vllm bench serve --save-result`",
         )
     return BenchRun(path=path, data=data)
+
+
+#: Figures a run that measured anything has: (bench key, lowest usable value, exclusive?).
+#: Throughputs are completed tokens (requests) over ``duration``, so they are > 0 whenever one
+#: request completed in a positive time (engine-facts §4, ``vllm/benchmarks/serve.py``).
+USABLE_RUN_BOUNDS: tuple[tuple[str, float, bool], ...] = (
+    ("duration", 0.0, True),
+    ("completed", 0.0, True),
+    ("failed", 0.0, False),
+    ("request_throughput", 0.0, True),
+    ("output_throughput", 0.0, True),
+    ("total_token_throughput", 0.0, True),
+    ("mean_ttft_ms", 0.0, False),
+    ("mean_tpot_ms", 0.0, False),
+)
+
+
+def unusable_reasons(data: Mapping[str, Any]) -> list[str]:
+    """Why a bench result cannot be compared: figures outside :data:`USABLE_RUN_BOUNDS`.
+
+    A run with ``duration: 0``, no completed request or zero throughput would otherwise turn
+    into a "-100.00%" regression or a "100.00% faster" duration.
+
+    Args:
+        data: a bench JSON object whose numeric keys were validated (optional keys may be
+            absent or null and are then skipped).
+
+    Returns:
+        ``["duration=0 (must be > 0)", …]`` in table order; empty for a usable run.
+    """
+    out = []
+    for key, low, exclusive in USABLE_RUN_BOUNDS:
+        value = data.get(key)
+        if not _is_number(value):
+            continue
+        if value < low or (exclusive and value == low):
+            bound = f"> {low:g}" if exclusive else f">= {low:g}"
+            extra = f", failed={data.get('failed')}" if key == "completed" else ""
+            out.append(f"{key}={value:g} (must be {bound}{extra})")
+    return out
 
 
 def load_eval_run(path: str) -> EvalRun:
@@ -1065,14 +1108,34 @@ def plot_rows(report: Report) -> list[Row]:
 
 
 def render_plot(report: Report, path: str | os.PathLike[str]) -> None:
-    """Write a PNG bar chart of the relative changes (candidate vs baseline), atomically.
+    """Write :func:`plot_png` of ``report`` to ``path``, atomically.
+
+    Args:
+        report: the report.
+        path: the PNG to write (its directory must exist).
+
+    Raises:
+        MissingDependencyError, ReportError: from :func:`plot_png`.
+        UsageError: ``path`` cannot be written (:func:`check_output_file`).
+    """
+    from recipecli.output import atomic_write_bytes
+
+    check_output_file(path, "--plot")
+    atomic_write_bytes(path, plot_png(report, name=str(path)))
+
+
+def plot_png(report: Report, *, name: str = "--plot") -> bytes:
+    """A PNG bar chart of the relative changes (candidate vs baseline).
 
     Bars are the signed relative change in percent; green is an improvement, red a regression,
     grey unchanged; each bar is annotated with the change text of the table.
 
     Args:
         report: the report.
-        path: the PNG to write.
+        name: what the error message names when there is nothing to plot.
+
+    Returns:
+        The PNG file's bytes (deterministic for the same report).
 
     Raises:
         MissingDependencyError: matplotlib is not installed (``pip install 'recipecli[plot]'``).
@@ -1089,11 +1152,9 @@ def render_plot(report: Report, path: str | os.PathLike[str]) -> None:
         ) from None
     from io import BytesIO
 
-    from recipecli.output import atomic_write_bytes
-
     rows = plot_rows(report)
     if not rows:
-        raise ReportError("nothing to plot: no metric has a relative change", path=str(path))
+        raise ReportError("nothing to plot: no metric has a relative change", path=name)
     colours = {
         "improvement": "#2e7d32",
         "regression": "#c62828",
@@ -1130,7 +1191,38 @@ def render_plot(report: Report, path: str | os.PathLike[str]) -> None:
         fig.savefig(buf, format="png")
     finally:
         plt.close(fig)
-    atomic_write_bytes(path, buf.getvalue())
+    return buf.getvalue()
+
+
+def check_output_file(path: str | os.PathLike[str], option: str) -> None:
+    """Refuse an output file that cannot be written, before any work is done or written.
+
+    Args:
+        path: the file ``option`` names (``-o`` or ``--plot``).
+        option: the option, for the message.
+
+    Raises:
+        UsageError: one line naming ``path``: it is a directory, its directory does not exist
+            or is a file, or the directory is not writable. Other failures (a read-only or
+            virtual file system) surface from :func:`recipecli.output.atomic_write_bytes` as
+            the same error type.
+    """
+    p = Path(path)
+    parent = p.parent
+    if p.is_dir():
+        why = "it is a directory"
+    elif parent.exists() and not parent.is_dir():
+        why = f"{parent} is a file, not a directory"
+    elif not parent.exists():
+        why = f"directory {parent} does not exist"
+    elif not os.access(parent, os.W_OK | os.X_OK):
+        why = f"directory {parent} is not writable"
+    else:
+        return
+    more = f" or create {parent} first" if why.endswith("does not exist") else ""
+    raise UsageError(
+        f"cannot write {option} file: {why}", path=str(p), hint=f"give another {option} path{more}"
+    )
 
 
 def load_report(

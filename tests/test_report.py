@@ -17,14 +17,16 @@ from pathlib import Path
 import pytest
 
 from recipecli.cli import main
-from recipecli.errors import ReportError
+from recipecli.errors import ReportError, UsageError
 from recipecli.report import (
     METRICS,
     WORKLOAD_KEYS,
     BenchRun,
     build_report,
+    check_output_file,
     describe_change,
     load_bench_run,
+    unusable_reasons,
 )
 
 GPUS = 4
@@ -142,6 +144,7 @@ def test_without_gpus_throughput_is_total(capsys, seed_files):
 
 
 def test_labels_and_output_file(capsys, seed_files, tmp_path):
+    (tmp_path / "out").mkdir()
     target = tmp_path / "out" / "ab.md"
     code, out, _ = run_cli(
         capsys, *seed_files, "--gpus", "4", "--labels", "Baseline,This PR", "-o", str(target)
@@ -309,7 +312,30 @@ BAD_BENCH = {
         bench_json(spec_decode_acceptance_length="2.7"),
         "spec_decode_acceptance_length",
     ),
-    "no_completed": (bench_json(completed=0, failed=640), "no completed request"),
+    "no_completed": (
+        bench_json(completed=0, failed=640),
+        "unusable run: completed=0 (must be > 0, failed=640)",
+    ),
+    # QA: duration 0 and zero throughputs read "-100.00% regression", "100.00% faster"
+    "zero_duration": (
+        bench_json(duration=0, output_throughput=0, total_token_throughput=0),
+        "unusable run: duration=0 (must be > 0); output_throughput=0 (must be > 0); "
+        "total_token_throughput=0 (must be > 0)",
+    ),
+    "negative_duration": (bench_json(duration=-1.5), "unusable run: duration=-1.5 (must be > 0)"),
+    "zero_output_throughput": (
+        bench_json(output_throughput=0.0),
+        "unusable run: output_throughput=0 (must be > 0)",
+    ),
+    "zero_request_throughput": (
+        bench_json(request_throughput=0),
+        "unusable run: request_throughput=0 (must be > 0)",
+    ),
+    "negative_failed": (bench_json(failed=-1), "unusable run: failed=-1 (must be >= 0)"),
+    "negative_ttft": (
+        bench_json(mean_ttft_ms=-3.0),
+        "unusable run: mean_ttft_ms=-3 (must be >= 0)",
+    ),
 }
 
 
@@ -331,6 +357,81 @@ def test_missing_file_and_directory_exit_2(capsys, tmp_path):
     assert code == 2 and "absent.json: no such file" in err
     code, _, err = run_cli(capsys, str(tmp_path), good)
     assert code == 2 and f"{tmp_path}: is a directory" in err
+
+
+def test_unusable_candidate_is_exit_2_not_a_regression(tmp_path):
+    # The QA case via the real entry point: a candidate with duration 0 and zero throughputs.
+    a = write(tmp_path / "a.json", bench_json())
+    b = write(
+        tmp_path / "b.json",
+        bench_json(SEED_CANDIDATE, duration=0, output_throughput=0, total_token_throughput=0),
+    )
+    proc = subprocess.run(
+        [sys.executable, "-m", "recipecli", "report", a, b, "--gpus", "4"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.splitlines() == [
+        f"recipecli: error: {b}: unusable run: duration=0 (must be > 0); "
+        "output_throughput=0 (must be > 0); total_token_throughput=0 (must be > 0) — the run "
+        "measured nothing; check the server log and rerun `vllm bench serve --save-result`"
+    ]
+
+
+def test_unusable_reasons_of_a_good_run_is_empty():
+    assert unusable_reasons(bench_json()) == []
+    assert unusable_reasons(bench_json(request_throughput=None)) == []
+
+
+BAD_OUTPUT = {
+    # parent is a regular file
+    "under_file": ("f.txt/x.md", "{tmp}/f.txt is a file, not a directory"),
+    "missing_parent": ("nodir/x.md", "directory {tmp}/nodir does not exist"),
+    "is_directory": ("d", "it is a directory"),
+}
+
+
+@pytest.mark.parametrize("option", ["-o", "--plot"])
+@pytest.mark.parametrize("case", sorted(BAD_OUTPUT))
+def test_unwritable_output_path_exit_2_one_line(capsys, seed_files, tmp_path, option, case):
+    rel, why = BAD_OUTPUT[case]
+    (tmp_path / "f.txt").write_text("x\n")
+    (tmp_path / "d").mkdir()
+    target = tmp_path / rel
+    before = sorted(p.name for p in tmp_path.iterdir())
+    code, out, err = run_cli(capsys, *seed_files, "--gpus", "4", option, str(target))
+    assert code == 2 and out == ""
+    lines = err.splitlines()
+    assert len(lines) == 1 and "Traceback" not in err
+    if case == "is_directory":
+        # click's Path(dir_okay=False) answers first
+        assert "is a directory" in lines[0] and str(target) in lines[0]
+    else:
+        assert lines[0].startswith(
+            f"recipecli: error: {target}: cannot write {option} file: "
+            + why.format(tmp=tmp_path)
+            + f" — give another {option} path"
+        )
+    assert sorted(p.name for p in tmp_path.iterdir()) == before  # nothing written
+
+
+def test_check_output_file_library(tmp_path):
+    check_output_file(tmp_path / "ok.md", "-o")  # writable: no error
+    with pytest.raises(UsageError) as exc:
+        check_output_file(tmp_path, "--plot")
+    assert exc.value.path == str(tmp_path)
+    assert exc.value.message == "cannot write --plot file: it is a directory"
+
+
+def test_bad_plot_path_writes_no_table_file(capsys, seed_files, tmp_path):
+    (tmp_path / "f.txt").write_text("x\n")
+    table = tmp_path / "ab.md"
+    code, _, err = run_cli(
+        capsys, *seed_files, "-o", str(table), "--plot", str(tmp_path / "f.txt" / "ab.png")
+    )
+    assert code == 2 and "--plot" in err and not table.exists()
 
 
 def test_load_bench_run_error_carries_path(tmp_path):
@@ -370,8 +471,15 @@ def test_failed_requests_reported_exit_1(capsys, tmp_path):
     code, out, err = run_cli(capsys, a, b, "--gpus", "4")
     assert code == 1
     assert "| Completed / failed | 640 / 0 | 637 / 3 | -3 completed, +3 failed |" in out
-    assert "b.json: 3 of 640 requests failed" in out  # in the notes of the table
-    assert "b.json: 3 of 640 requests failed" in err
+    assert out.count("b.json: 3 of 640 requests failed") == 1  # in the notes of the table
+    assert err == ""  # said once: not repeated on stderr
+    target = tmp_path / "ab.md"
+    code, out, err = run_cli(capsys, a, b, "--gpus", "4", "-o", str(target))
+    assert code == 1 and out == ""
+    assert target.read_text().count("b.json: 3 of 640 requests failed") == 1
+    # stdout is empty with -o: the finding is said once, on stderr
+    assert err.count("b.json: 3 of 640 requests failed") == 1
+    assert err.startswith("recipecli: error: ") and len(err.splitlines()) == 1
     code, out, _ = run_cli(capsys, a, b, "--json")
     assert code == 1
     finding = json.loads(out)["findings"][0]

@@ -16,6 +16,7 @@ def test_plot_writes_png_atomically(capsys, tmp_path):
 
     a = write(tmp_path / "a.json", bench_json())
     b = write(tmp_path / "b.json", bench_json(SEED_CANDIDATE))
+    (tmp_path / "plots").mkdir()
     png = tmp_path / "plots" / "ab.png"
     code, out, err = run_cli(capsys, a, b, "--gpus", "4", "--plot", str(png))
     assert code == 0

@@ -5,12 +5,20 @@ Only parses options and calls :mod:`recipecli.report`; see docs/report.md.
 
 from __future__ import annotations
 
+import json
+
 import click
 
 from recipecli.errors import EXIT_FINDINGS, EXIT_OK, UsageError
 from recipecli.findings import has_errors
-from recipecli.output import atomic_write_text, emit_json, to_jsonable
-from recipecli.report import DEFAULT_LABELS, load_report, render_markdown, render_plot
+from recipecli.output import atomic_write_bytes, atomic_write_text, emit_json, to_jsonable
+from recipecli.report import (
+    DEFAULT_LABELS,
+    check_output_file,
+    load_report,
+    plot_png,
+    render_markdown,
+)
 
 
 def _parse_labels(text: str | None) -> tuple[str, str]:
@@ -93,7 +101,9 @@ def command(
 
     Give BASELINE CANDIDATE, or -a FILE / -b FILE (each repeatable, quoted globs allowed) for
     repeated runs: cells then show the mean and the min-max. Exit 0 ok, 1 a run had failed
-    requests, 2 unusable input or different workloads.
+    requests (said under Notes, or on stderr with -o), 2 unusable input (an unusable run:
+    duration <= 0, nothing completed, zero throughput), different workloads, or an -o/--plot
+    path that cannot be written.
 
     Example: recipecli report base.json cand.json --gpus 4 --labels 'Baseline,This PR'
     """
@@ -110,6 +120,9 @@ def command(
             "need a baseline and a candidate bench file",
             hint="recipecli report BASELINE.json CANDIDATE.json, or -a FILE -b FILE",
         )
+    for path, option in ((output, "-o"), (plot, "--plot")):
+        if path:
+            check_output_file(path, option)
     report = load_report(
         base,
         cand,
@@ -119,20 +132,21 @@ def command(
         eval_candidate_paths=eval_b,
         allow_different_workloads=allow_different_workloads,
     )
+    as_json = as_json or fmt == "json"
     if plot:
-        render_plot(report, plot)
+        atomic_write_bytes(plot, plot_png(report, name=plot))
         click.echo(f"recipecli: wrote {plot}", err=True)
-    if as_json or fmt == "json":
-        if output:
-            import json
-
-            atomic_write_text(output, json.dumps(to_jsonable(report), indent=2) + "\n")
+    if output:
+        if as_json:
+            text = json.dumps(to_jsonable(report), indent=2, ensure_ascii=False) + "\n"
         else:
-            emit_json(report)
-    elif output:
-        atomic_write_text(output, render_markdown(report))
-    else:
+            text = render_markdown(report)
+        atomic_write_text(output, text)
+        # stdout stays empty: say the findings (also in the file) once, on stderr.
+        for finding in report.findings:
+            click.echo(f"recipecli: {finding.severity}: {finding.message}", err=True)
+    elif as_json:  # the findings are in the document
+        emit_json(report)
+    else:  # the findings are the table's Notes: not repeated on stderr
         click.echo(render_markdown(report), nl=False)
-    for finding in report.findings:
-        click.echo(f"recipecli: {finding.severity}: {finding.message}", err=True)
     return EXIT_FINDINGS if has_errors(report.findings) else EXIT_OK
