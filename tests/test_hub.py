@@ -354,3 +354,26 @@ def test_config_downloaded_by_hub_does_not_make_cache_complete(hub, monkeypatch)
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     with pytest.raises(SourceError, match="without its weight files"):
         open_checkpoint("org/draft")
+
+
+def test_unreachable_hub_fails_fast_with_one_clear_error(tmp_path, monkeypatch):
+    """A transport that cannot connect: one quick probe, then a SourceError naming the repo,
+    the cache directory and HF_HUB_OFFLINE (no ~24 s of download retries)."""
+    import time
+
+    def refuse(request: httpx2.Request) -> httpx2.Response:
+        raise httpx2.ConnectError("connection refused", request=request)
+
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "empty-cache"))
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    _http.set_client_factory(lambda: httpx2.Client(transport=httpx2.MockTransport(refuse)))
+    try:
+        t0 = time.perf_counter()
+        with pytest.raises(SourceError) as exc:
+            open_checkpoint("org/unreachable")
+        assert time.perf_counter() - t0 < 5
+    finally:
+        _http.set_client_factory(_http.default_client_factory)
+    msg = exc.value.one_line()
+    assert "cannot reach the Hub for org/unreachable" in msg
+    assert str(tmp_path / "empty-cache") in msg and "HF_HUB_OFFLINE=1" in msg

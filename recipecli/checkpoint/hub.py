@@ -85,6 +85,12 @@ def _hub_error(exc: Exception, repo_id: str, revision: str | None) -> SourceErro
     from huggingface_hub import errors
 
     rev = f"@{revision}" if revision else ""
+    if isinstance(exc, errors.LocalEntryNotFoundError):
+        return SourceError(
+            f"cannot reach the Hub for {repo_id}{rev}, and it is not in the HF cache ({hub_cache_dir()})",
+            hint="check the name and the network, or pass a local directory or snapshot; set "
+            "HF_HUB_OFFLINE=1 to skip the Hub",
+        )
     if isinstance(exc, errors.GatedRepoError):
         return SourceError(
             f"Hub repo {repo_id}{rev} is gated",
@@ -111,6 +117,26 @@ def _hub_error(exc: Exception, repo_id: str, revision: str | None) -> SourceErro
     )
 
 
+def _quiet_hub_logs() -> None:
+    """huggingface_hub logs every retry ("Retrying in 8s") on stderr; recipecli reports one line."""
+    from huggingface_hub.utils import logging as hf_logging
+
+    hf_logging.set_verbosity_error()
+
+
+def _hub_reachable(timeout: float = 5.0) -> bool:
+    """One quick request to the Hub endpoint (through huggingface_hub's HTTP client), so an
+    unreachable Hub fails in seconds instead of after ~24 s of download retries."""
+    from huggingface_hub import constants
+    from huggingface_hub.utils import get_session
+
+    try:
+        get_session().head(constants.ENDPOINT, timeout=timeout)
+    except Exception:
+        return False
+    return True
+
+
 def load_from_hub(repo_id: str, revision: str | None, *, need_tensors: bool = True) -> Checkpoint:
     """Fetch ``config.json`` and the safetensors headers of ``repo_id`` from the Hub.
 
@@ -120,6 +146,13 @@ def load_from_hub(repo_id: str, revision: str | None, *, need_tensors: bool = Tr
     """
     from huggingface_hub import HfApi, hf_hub_download
 
+    _quiet_hub_logs()
+    if not _hub_reachable():
+        raise SourceError(
+            f"cannot reach the Hub for {repo_id}, and it is not in the HF cache ({hub_cache_dir()})",
+            hint="check the name and the network, or pass a local directory or snapshot; set "
+            "HF_HUB_OFFLINE=1 to skip the Hub",
+        )
     try:
         config_path = hf_hub_download(
             repo_id, "config.json", revision=revision, cache_dir=str(hub_cache_dir())

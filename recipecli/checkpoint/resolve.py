@@ -59,6 +59,14 @@ def open_checkpoint(
         raise CheckpointFormatError(
             "JSON file is neither a recipecli snapshot nor a config.json", path=source
         )
+    first = Path(source.split("/", 1)[0]).expanduser()
+    if looks_like_repo_id(source) and first.is_dir():
+        raise SourceError(
+            f"no such directory (the local directory {first} exists, so this is read as a path, "
+            "not a Hub repo id)",
+            path=source,
+            hint="check the path; for a Hub repo with the same first part, cd elsewhere",
+        )
     if looks_like_repo_id(source) and not source.startswith((".", "/", "~")):
         return load_repo(source, revision, need_tensors=need_tensors)
     raise SourceError(
