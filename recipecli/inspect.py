@@ -42,6 +42,7 @@ def summarize(ck: Checkpoint) -> dict[str, Any]:
         "num_attention_heads": tc.get("num_attention_heads"),
         "num_key_value_heads": tc.get("num_key_value_heads"),
         "head_dim": tc.get("head_dim"),
+        "head_dim_from": "head_dim" if tc.get("head_dim") is not None else None,
         "vocab_size": tc.get("vocab_size"),
         "config_dtype": tc.get("torch_dtype")
         or tc.get("dtype")
@@ -92,6 +93,9 @@ def summarize(ck: Checkpoint) -> dict[str, Any]:
             "norm_output": d.norm_output,
             "attention": d.attention,
         }
+    if summary["head_dim"] is None and summary["hidden_size"] and summary["num_attention_heads"]:
+        summary["head_dim"] = summary["hidden_size"] // summary["num_attention_heads"]
+        summary["head_dim_from"] = "hidden_size / num_attention_heads"
     return summary
 
 
@@ -123,7 +127,7 @@ def format_summary(s: Mapping[str, Any]) -> str:
         )
     lines += [
         f"hidden        {s['hidden_size']}   layers {s['num_hidden_layers']}",
-        f"heads         {s['num_attention_heads']} q / {s['num_key_value_heads']} kv   head_dim {s['head_dim'] if s['head_dim'] is not None else '(hidden/heads)'}",
+        f"heads         {s['num_attention_heads']} q / {s['num_key_value_heads']} kv   head_dim {s['head_dim']}{' (hidden/heads)' if s['head_dim_from'] != 'head_dim' else ''}",
         f"vocab         {s['vocab_size']}",
         f"dtype         config {s['config_dtype']}; tensors "
         + (", ".join(f"{k} {_gb(v)}" for k, v in s["tensor_dtypes"].items()) or "none"),

@@ -122,3 +122,22 @@ def test_save_metadata_to_unwritable_places(tmp_path, repo_root):
         assert proc.stderr.count("\n") == 1
         assert "Traceback" not in proc.stderr
     assert not (tmp_path / "nope").exists()  # no directory created by a typo
+
+
+def test_inspect_shows_derived_head_dim(repo_root):
+    # SafeAILab EAGLE3 config has no head_dim: 4096 / 32 heads = 128
+    proc = run(
+        "inspect",
+        "recipecli/data/examples/eagle3-llama3.1-instruct-8b.draft.json",
+        "--json",
+        cwd=repo_root,
+    )
+    doc = json.loads(proc.stdout)
+    assert (doc["head_dim"], doc["head_dim_from"]) == (128, "hidden_size / num_attention_heads")
+
+
+def test_path_with_existing_first_part_is_not_sent_to_the_hub(tmp_path):
+    (tmp_path / "ck").mkdir()
+    proc = run("inspect", "ck/llama8", cwd=str(tmp_path))
+    assert proc.returncode == 2
+    assert "ck/llama8: no such directory" in proc.stderr and proc.stderr.count("\n") == 1
