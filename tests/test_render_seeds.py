@@ -181,11 +181,25 @@ def test_tokenspeed_matches_seed004_with_flat_overrides():
     assert r.hardware == "b200"
 
 
-def test_override_warnings_name_file_and_line():
-    r = render_command("minimax-m3-eagle3", "vllm", hardware="mi355x")
-    codes = sorted((w.code, w.evidence["key"]) for w in r.warnings)
-    assert codes == [
-        ("recipe.override_absent", "index_topk_freq"),
-        ("recipe.override_absent", "use_index_cache"),
+def test_declared_known_keys_silence_override_absent():
+    # both keys are missing from the bundled NVFP4/MXFP4 text_config snapshot, but the recipe
+    # declares them in text_overrides_known_keys: no warning on either engine or profile
+    for engine, hw in (("vllm", "mi355x"), ("vllm", "b200"), ("tokenspeed", "b200")):
+        assert render_command("minimax-m3-eagle3", engine, hardware=hw).warnings == ()
+
+
+def test_undeclared_absent_keys_still_warn_with_file_and_line(tmp_path):
+    from recipecli.recipes.loader import bundled_dir
+
+    text = (bundled_dir() / "minimax-m3-eagle3.yaml").read_text()
+    line = "text_overrides_known_keys: [use_index_cache, index_topk_freq]\n"
+    assert line in text
+    path = tmp_path / "m3.yaml"
+    path.write_text(text.replace(line, "text_overrides_known_keys: [use_index_cache]\n"))
+    lineno = text.splitlines().index("text_overrides:") + 1
+    r = render_command(str(path), "vllm", hardware="mi355x")
+    assert [(w.code, w.evidence["key"]) for w in r.warnings] == [
+        ("recipe.override_absent", "index_topk_freq")
     ]
-    assert all(w.source.endswith("minimax-m3-eagle3.yaml:24") for w in r.warnings)
+    assert r.warnings[0].source == f"{path}:{lineno}"
+    assert "(text_config)" in r.warnings[0].message

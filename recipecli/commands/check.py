@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from recipecli.commands.completion import complete_example
 from recipecli.errors import EXIT_FINDINGS, EXIT_OK, UsageError
 from recipecli.output import emit_json
 
@@ -12,7 +13,10 @@ from recipecli.output import emit_json
 @click.argument("target", required=False)
 @click.argument("draft", required=False)
 @click.option(
-    "--example", default=None, help="Check a bundled example pair by name (see --list-examples)."
+    "--example",
+    default=None,
+    shell_complete=complete_example,
+    help="Check a bundled example pair by name (see --list-examples).",
 )
 @click.option("--list-examples", is_flag=True, help="List the bundled example pairs.")
 @click.option(

@@ -5,23 +5,25 @@ from __future__ import annotations
 
 import click
 
+from recipecli.commands.completion import complete_recipe
 from recipecli.errors import EXIT_FINDINGS, EXIT_OK
 
 
 @click.command("lint")
-@click.argument("recipes", nargs=-1, required=True)
+@click.argument("recipes", nargs=-1, required=True, shell_complete=complete_recipe)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document on stdout.")
 @click.option("--strict", is_flag=True, help="Exit 1 on warnings too.")
 def command(recipes: tuple[str, ...], as_json: bool, strict: bool) -> int:
-    """Lint recipe files (or bundled recipe names).
+    """Lint recipe files, bundled recipe names, or directories (every *.yaml/*.yml in them,
+    not recursive).
 
-    Example: recipecli lint my-recipe.yaml minimax-m3-eagle3
+    Example: recipecli lint my-recipe.yaml minimax-m3-eagle3 recipes/
     """
     from recipecli.findings import has_errors
     from recipecli.output import emit_json
-    from recipecli.recipes.lint import lint_recipe
+    from recipecli.recipes.lint import expand_refs, lint_recipe
 
-    results = {ref: lint_recipe(ref) for ref in recipes}
+    results = {ref: lint_recipe(ref) for ref in expand_refs(recipes)}
     bad = any(has_errors(f, strict=strict) for f in results.values())
     if as_json:
         emit_json(

@@ -7,13 +7,18 @@ import json
 
 import click
 
+from recipecli.commands.completion import complete_hardware, complete_recipe, complete_source
 from recipecli.errors import UsageError
 
 
 @click.command("render")
-@click.argument("recipe", required=False)
+@click.argument("recipe", required=False, shell_complete=complete_recipe)
 @click.option("--engine", type=click.Choice(["vllm", "tokenspeed"]), help="Engine to render for.")
-@click.option("--hardware", help="Hardware profile of the recipe (default: its default_hardware).")
+@click.option(
+    "--hardware",
+    shell_complete=complete_hardware,
+    help="Hardware profile of the recipe (default: its default_hardware).",
+)
 @click.option(
     "--what",
     type=click.Choice(["serve", "bench", "eval", "all"]),
@@ -33,6 +38,7 @@ from recipecli.errors import UsageError
 @click.option(
     "--target-config",
     metavar="SOURCE",
+    shell_complete=complete_source,
     help="Where to read the target's config.json (dir, config.json, snapshot, repo id).",
 )
 @click.option(
@@ -40,12 +46,17 @@ from recipecli.errors import UsageError
     "sets",
     multiple=True,
     metavar="NAME=VALUE",
-    help="Override a serve field (max_model_len=65536) or an engine flag "
-    "(served-model-name=m3); last wins. Repeatable.",
+    help="Override a serve field (max_model_len=65536, port=8001; type- and range-checked), "
+    "target, draft, a speculative field (speculative.num_speculative_tokens=5) or an engine flag "
+    "of the shipped catalog (served-model-name=m3; enforce-eager=false drops it); last wins. "
+    "Repeatable.",
 )
 @click.option("--list", "list_", is_flag=True, help="List the bundled recipes and exit.")
 @click.option(
-    "--templates", metavar="DIR", help="Directory of templates overriding the bundled ones."
+    "--templates",
+    metavar="DIR",
+    type=click.Path(file_okay=False),
+    help="Directory of templates overriding the bundled ones.",
 )
 def command(recipe, engine, hardware, what, fmt, target_config, sets, list_, templates) -> int:
     """Render commands for ENGINE from RECIPE.

@@ -39,6 +39,34 @@ SERVE_FIELDS: dict[str, tuple[str, dict[str, str]]] = {
     "port": ("integer", {"vllm": "--port", "tokenspeed": "--port"}),
 }
 
+# serve field -> extra JSON-schema keywords (ranges), checked by the schema (recipe files, lint)
+# and by `--set`. Sizes and counts are positive (a TP size, length or batch of 0 or less is
+# refused by both engines' argument checks); a port is a TCP port; the memory fraction is in (0, 1].
+SERVE_LIMITS: dict[str, dict[str, Any]] = {
+    "tensor_parallel_size": {"minimum": 1},
+    "max_model_len": {"minimum": 1},
+    "max_num_seqs": {"minimum": 1},
+    "gpu_memory_utilization": {"exclusiveMinimum": 0, "maximum": 1},
+    "kv_cache_dtype": {"minLength": 1},
+    "block_size": {"minimum": 1},
+    "served_model_name": {"minLength": 1},
+    "host": {"minLength": 1},
+    "port": {"minimum": 1, "maximum": 65535},
+}
+
+
+# engine -> {flag: serve field}: engine args that set a serve field's flag get its checks.
+SERVE_FLAG_FIELDS: dict[str, dict[str, str]] = {
+    engine: {flags[engine]: name for name, (_, flags) in SERVE_FIELDS.items() if engine in flags}
+    for engine in ENGINES
+}
+
+
+def serve_field_schema(name: str) -> dict[str, Any]:
+    """JSON schema of serve field ``name``: its type plus :data:`SERVE_LIMITS`."""
+    return {"type": SERVE_FIELDS[name][0], **SERVE_LIMITS.get(name, {})}
+
+
 # How each engine is launched and names its speculative flags.
 SERVE_COMMAND: dict[str, tuple[str, ...]] = {
     "vllm": ("vllm", "serve"),

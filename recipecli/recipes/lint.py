@@ -25,7 +25,7 @@ from recipecli.errors import RecipeError
 from recipecli.findings import Finding
 from recipecli.recipes import engines as E
 from recipecli.recipes.catalog import Catalog, load_catalog
-from recipecli.recipes.loader import Recipe, load_recipe
+from recipecli.recipes.loader import Recipe, bundled_dir, load_recipe
 from recipecli.recipes.render import check_text_overrides
 from recipecli.recipes.schema import validate
 
@@ -116,6 +116,53 @@ def _engine_arg_sets(
             yield f"hardware {name}", args, ("hardware", name, "args", engine)
 
 
+SWITCH_KINDS = frozenset({"flag", "negation", "bool"})
+"""Catalog kinds of flags that take no value."""
+
+
+def check_flag_value(catalog: Catalog, flag: str, value: Any, where: str) -> list[Finding]:
+    """Findings for the VALUE of a known serve flag: a flag that is a ``serve`` field's flag
+    (``--tensor-parallel-size``, ``--port``, …) must satisfy that field's schema (type and range:
+    sizes >= 1, port 1..65535); a switch takes ``true``/``false`` only. ``false``/``null``
+    (remove the flag) is always fine.
+
+    Args:
+        catalog: the engine's catalog.
+        flag: e.g. ``--tensor-parallel-size``.
+        value: the recipe value.
+        where: ``file:line``.
+
+    Returns:
+        at most one ``recipe.flag_value`` error.
+    """
+    from recipecli.recipes.schema import validate
+
+    if value is None or value is False:
+        return []
+    engine = catalog.engine
+    field = E.SERVE_FLAG_FIELDS[engine].get(flag)
+    message = None
+    if field is not None:
+        errors = validate(value, E.serve_field_schema(field), (f"{flag} {value!r}",))
+        if errors:
+            message = f"{errors[0][1]} (as serve.{field})"
+    elif catalog.kind(flag) in SWITCH_KINDS and value is not True:
+        message = f"{flag} is a switch: give true (or false to drop it), not {value!r}"
+    if message is None:
+        return []
+    return [
+        _finding(
+            "recipe.flag_value",
+            "error",
+            engine,
+            message,
+            where,
+            f"{engine} {catalog.version} flag catalog",
+            flag=flag,
+        )
+    ]
+
+
 def _lint_flags(recipe: Recipe) -> list[Finding]:
     out: list[Finding] = []
     for engine in E.ENGINES:
@@ -123,7 +170,9 @@ def _lint_flags(recipe: Recipe) -> list[Finding]:
         for _, args, path in _engine_arg_sets(recipe, engine):
             for key, value in args.items():
                 flag = "--" + str(key).lstrip("-")
-                out.extend(check_flag(catalog, flag, value, recipe.where(*path, key)))
+                where = recipe.where(*path, key)
+                found = check_flag(catalog, flag, value, where)
+                out.extend(found or check_flag_value(catalog, flag, value, where))
                 if flag == "--speculative-config":
                     out.extend(_lint_spec_config(recipe, engine, value, recipe.where(*path, key)))
         spec_extra = ((recipe.get("engines") or {}).get(engine) or {}).get("speculative_config")
@@ -293,10 +342,28 @@ def _lint_tokenspeed(recipe: Recipe) -> list[Finding]:
     return out
 
 
+def _lint_known_keys(recipe: Recipe) -> list[Finding]:
+    """A ``text_overrides_known_keys`` entry that ``text_overrides`` does not set is stale."""
+    overrides = recipe.get("text_overrides") or {}
+    return [
+        _finding(
+            "recipe.known_key_unused",
+            "warning",
+            "any",
+            f"text_overrides_known_keys lists {key!r} but text_overrides does not set it",
+            recipe.where("text_overrides_known_keys", str(i)),
+            key=key,
+        )
+        for i, key in enumerate(recipe.get("text_overrides_known_keys") or ())
+        if key not in overrides
+    ]
+
+
 def _lint_overrides(recipe: Recipe) -> list[Finding]:
     overrides = recipe.get("text_overrides") or {}
     if not overrides:
         return []
+    known = recipe.get("text_overrides_known_keys") or ()
     where = recipe.where("text_overrides")
     config = None
     from recipecli.recipes.targets import bundled_snapshot_path
@@ -306,7 +373,7 @@ def _lint_overrides(recipe: Recipe) -> list[Finding]:
         config = json.loads(snap.read_text(encoding="utf-8"))["config"]
     out: list[Finding] = []
     for engine in E.ENGINES:
-        for f in check_text_overrides(engine, overrides, config, where):
+        for f in check_text_overrides(engine, overrides, config, where, known):
             if f.code == "recipe.override_absent" and engine != "vllm":
                 continue  # same fact, report once
             out.append(f)
@@ -337,6 +404,37 @@ def _lint_misc(recipe: Recipe) -> list[Finding]:
     return out
 
 
+def lint_loaded(recipe: Recipe) -> list[Finding]:
+    """Lint a loaded recipe (``render`` calls this before rendering: :func:`.render.lint_gate`).
+
+    Args:
+        recipe: a recipe loaded with or without schema validation.
+
+    Returns:
+        findings, schema errors first (only those when the schema fails: the other checks
+        assume the documented shapes).
+    """
+    schema_errors = validate(recipe.data)
+    out = [
+        _finding(
+            "recipe.schema", "error", "any", message, recipe.where(*path), "docs/recipe.schema.json"
+        )
+        for path, message in schema_errors
+    ]
+    if schema_errors:
+        return out
+    for check in (
+        _lint_misc,
+        _lint_flags,
+        _lint_env,
+        _lint_tokenspeed,
+        _lint_overrides,
+        _lint_known_keys,
+    ):
+        out.extend(check(recipe))
+    return out
+
+
 def lint_recipe(ref: str) -> list[Finding]:
     """Lint one recipe.
 
@@ -348,23 +446,42 @@ def lint_recipe(ref: str) -> list[Finding]:
         too large) is returned as one ``recipe.yaml`` error.
 
     Raises:
-        RecipeError: only when the file cannot be found at all.
+        RecipeError: only when the file cannot be found at all or is a directory.
     """
     try:
         recipe = load_recipe(ref, validate_schema=False)
     except RecipeError as exc:
-        if exc.message.startswith("no such recipe"):
+        if exc.message.startswith(("no such recipe", "is a directory")):
             raise
         return [_finding("recipe.yaml", "error", "any", exc.message, exc.path or ref)]
-    schema_errors = validate(recipe.data)
-    out = [
-        _finding(
-            "recipe.schema", "error", "any", message, recipe.where(*path), "docs/recipe.schema.json"
-        )
-        for path, message in schema_errors
-    ]
-    if schema_errors:
-        return out  # the remaining checks assume the documented shapes
-    for check in (_lint_misc, _lint_flags, _lint_env, _lint_tokenspeed, _lint_overrides):
-        out.extend(check(recipe))
+    return lint_loaded(recipe)
+
+
+RECIPE_GLOBS: tuple[str, ...] = ("*.yaml", "*.yml")
+"""Files of a directory that ``recipecli lint DIR`` lints (not recursive), as ``docs`` does."""
+
+
+def expand_refs(refs: Iterable[str]) -> list[str]:
+    """Replace each directory in ``refs`` by its ``*.yaml``/``*.yml`` files (sorted, not
+    recursive); files and bundled names pass through.
+
+    Raises:
+        RecipeError: a directory that holds no such file (names the directory).
+    """
+    from pathlib import Path
+
+    out: list[str] = []
+    for ref in refs:
+        path = Path(ref)
+        if not path.is_dir() or ("/" not in ref and (bundled_dir() / f"{ref}.yaml").is_file()):
+            out.append(ref)
+            continue
+        files = sorted({str(f) for g in RECIPE_GLOBS for f in path.glob(g) if f.is_file()})
+        if not files:
+            raise RecipeError(
+                "is a directory with no *.yaml/*.yml recipe files",
+                path=ref,
+                hint="lint takes recipe files, bundled names, or directories of recipe files",
+            )
+        out.extend(files)
     return out

@@ -144,7 +144,8 @@ def resolve_recipe_path(ref: str) -> tuple[Path, bool]:
         (path, bundled).
 
     Raises:
-        RecipeError: neither a file nor a bundled name (with a "did you mean").
+        RecipeError: a directory, or neither a file nor a bundled name (with a "did you
+            mean").
     """
     path = Path(ref)
     if path.is_file():
@@ -152,6 +153,12 @@ def resolve_recipe_path(ref: str) -> tuple[Path, bool]:
     bundled = bundled_dir() / f"{ref}.yaml"
     if "/" not in ref and bundled.is_file():
         return bundled, True
+    if path.is_dir():
+        raise RecipeError(
+            "is a directory, not a recipe file",
+            path=ref,
+            hint="give a recipe .yaml file or a bundled name (`recipecli render --list`)",
+        )
     names = bundled_names()
     close = difflib.get_close_matches(ref, names, n=1)
     hint = f"did you mean {close[0]!r}?" if close else f"bundled: {', '.join(names)}"
@@ -193,6 +200,8 @@ def load_recipe(ref: str, *, validate_schema: bool = True) -> Recipe:
         errors = validate(data)
         if errors:
             key, message = errors[0]
-            more = f" (+{len(errors) - 1} more: run `recipecli lint`)" if len(errors) > 1 else ""
-            raise RecipeError(message + more, path=recipe.where(*key))
+            more = f" (+{len(errors) - 1} more)" if len(errors) > 1 else ""
+            raise RecipeError(
+                message + more, path=recipe.where(*key), hint=f"run `recipecli lint {path}`"
+            )
     return recipe

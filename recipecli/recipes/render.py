@@ -19,7 +19,7 @@ import difflib
 import json
 import re
 import shlex
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -215,7 +215,7 @@ def deep_merge(base: Mapping[str, Any], top: Mapping[str, Any]) -> dict[str, Any
 
 def parse_set(text: str) -> tuple[str, Any]:
     """Parse ``--set NAME=VALUE``; VALUE is read as a YAML scalar/flow value (``65536`` -> int,
-    ``true`` -> bool, ``{"a": 1}`` -> mapping).
+    ``true`` -> bool, ``{"a": 1}`` -> mapping, nothing -> ``""``).
 
     Raises:
         UsageError: no ``=`` or empty NAME.
@@ -231,11 +231,147 @@ def parse_set(text: str) -> tuple[str, Any]:
     return name.lstrip("-"), value
 
 
+SET_SECTIONS: tuple[str, ...] = ("serve", "speculative")
+"""Recipe sections whose fields ``--set SECTION.FIELD=VALUE`` may address."""
+
+
+@dataclass(frozen=True)
+class SetItem:
+    """One checked ``--set``.
+
+    Attributes:
+        kind: ``target``/``draft`` (the model), ``speculative`` or ``serve`` (a recipe field),
+            ``flag`` (an engine flag).
+        key: the field name (underscores), or the flag with its dashes for ``flag``.
+        value: the typed value; None removes a serve field's / flag's flag.
+    """
+
+    kind: str
+    key: str
+    value: Any
+
+
+def _section_props(section: str) -> Mapping[str, Any]:
+    from recipecli.recipes.schema import SCHEMA
+
+    return SCHEMA["properties"][section]["properties"]
+
+
+def _check_value(name: str, value: Any, schema: Mapping[str, Any]) -> None:
+    """Validate a ``--set`` value against a schema fragment; raise UsageError on the first error."""
+    from recipecli.recipes.schema import validate
+
+    errors = validate(value, schema, (f"--set {name}={value!r}",))
+    if errors:
+        raise UsageError(errors[0][1])
+
+
+def _set_candidates(engine: str) -> list[str]:
+    flags = [f[2:] for f in load_catalog(engine).flags()]
+    spec = [f"speculative.{k}" for k in _section_props("speculative")]
+    return [*E.SERVE_FIELDS, *spec, "target", "draft", *flags]
+
+
+def _unknown_set(name: str, engine: str, what: str) -> UsageError:
+    close = difflib.get_close_matches(name, _set_candidates(engine), n=1, cutoff=0.6)
+    hint = f"did you mean {close[0]!r}?" if close else "see docs/recipes-format.md (Layering)"
+    return UsageError(f"--set {name}: {what}", hint=hint)
+
+
+def check_set(text: str, engine: str) -> SetItem:
+    """Parse and check one ``--set NAME=VALUE`` for ``engine``.
+
+    NAME is ``target``/``draft``, a ``serve`` field (``max_model_len``, dashes allowed), a
+    speculative field (``num_speculative_tokens``, or dotted ``speculative.FIELD``), ``serve.FIELD``,
+    or an engine flag's long name without dashes (``served-model-name``) that the engine's shipped
+    flag catalog knows. Field values are checked against the recipe schema (types and ranges:
+    port 1..65535, sizes >= 1); ``null`` removes a serve field's flag. Switch flags take
+    ``true``/``false``; other flags need a non-empty value.
+
+    Args:
+        text: the ``NAME=VALUE`` text.
+        engine: ``vllm`` or ``tokenspeed``.
+
+    Returns:
+        the :class:`SetItem`.
+
+    Raises:
+        UsageError: malformed, unknown NAME (with "did you mean"), or a value of the wrong type
+            or out of range; one line naming the ``--set``.
+    """
+    name, value = parse_set(text)
+    section, dot, field_part = name.partition(".")
+    if dot:
+        key = field_part.replace("-", "_")
+        if section not in SET_SECTIONS:
+            raise _unknown_set(
+                name, engine, "dotted names must be serve.FIELD or speculative.FIELD"
+            )
+        if key not in _section_props(section):
+            raise _unknown_set(name, engine, f"{section} has no field {field_part!r}")
+    else:
+        key = name.replace("-", "_")
+        if key in ("target", "draft"):
+            _check_value(name, value, {"type": "string", "minLength": 1})
+            return SetItem(key, key, value)
+        section = (
+            "speculative"
+            if key in _section_props("speculative")
+            else "serve"
+            if key in E.SERVE_FIELDS
+            else ""
+        )
+    if section:
+        removable = section == "serve" or key == "draft_tensor_parallel_size"
+        if not (value is None and removable):
+            _check_value(name, value, _section_props(section)[key])
+        return SetItem(section, key, value)
+    return SetItem("flag", _check_flag_set(name, value, engine), value)
+
+
+SWITCH_KINDS = frozenset({"flag", "negation", "bool"})
+"""Catalog kinds of flags that take no value (``true`` = present, ``false`` = absent)."""
+
+
+def _check_flag_set(name: str, value: Any, engine: str) -> str:
+    """The ``--flag`` of an engine-flag ``--set`` after checking it against the catalog."""
+    catalog = load_catalog(engine)
+    flag = "--" + name.replace("_", "-")
+    entry = catalog.flags().get(flag)
+    if entry is None:
+        removed = catalog.removed.get(flag)
+        if removed is not None:
+            raise UsageError(
+                f"--set {name}: {flag} was removed from {engine} serve "
+                f"(last seen in {removed['last_seen_in']})",
+                hint=removed["hint"],
+            )
+        raise _unknown_set(
+            name, engine, f"not a serve field nor a {engine} {catalog.version} serve flag"
+        )
+    kind = entry.get("kind")
+    if kind in SWITCH_KINDS and not isinstance(value, (bool, type(None))):
+        raise UsageError(f"--set {name}={value!r}: {flag} is a switch; give true or false")
+    if kind not in SWITCH_KINDS and value == "":
+        raise UsageError(f"--set {name}: empty value; give one, or {name}=false to drop {flag}")
+    choices = entry.get("choices")
+    if choices and value not in (None, False) and str(value) not in choices:
+        raise UsageError(
+            f"--set {name}={value!r}: not one of {', '.join(choices)}",
+            hint=f"{engine} {catalog.version} flag catalog",
+        )
+    return flag
+
+
 # --------------------------------------------------------------------------- text overrides
 
 
 def check_text_overrides(
-    engine: str, overrides: Mapping[str, Any], config: Mapping[str, Any] | None, where: str
+    engine: str,
+    overrides: Mapping[str, Any],
+    config: Mapping[str, Any] | None,
+    where: str,
+    known: Collection[str] = (),
 ) -> list[Finding]:
     """Findings about ``text_overrides`` for ``engine`` (engine-facts §4, §5).
 
@@ -244,10 +380,12 @@ def check_text_overrides(
         overrides: the recipe's ``text_overrides``.
         config: the target's config.json (None: skip the presence check).
         where: ``file:line`` of ``text_overrides``.
+        known: the recipe's ``text_overrides_known_keys``: keys the model code reads although
+            the public config lacks them (no ``override_absent`` warning for these).
 
     Returns:
         errors for engine flags among the keys; warnings for keys absent from the text config
-        and, on tokenspeed, for keys that also hit the draft.
+        (unless declared in ``known``) and, on tokenspeed, for keys that also hit the draft.
     """
     from recipecli.checkpoint.textconfig import resolve_text_config
 
@@ -267,7 +405,7 @@ def check_text_overrides(
                 )
             )
             continue
-        if text is not None and key not in text.config:
+        if text is not None and key not in text.config and key not in known:
             inside = f" ({text.path_str})" if text.wrapped else ""
             out.append(
                 Finding(
@@ -275,7 +413,7 @@ def check_text_overrides(
                     "warning",
                     engine,
                     f"text_overrides.{key} is not in the target's text config{inside} (the model code may "
-                    f"still read it)",
+                    f"still read it: if it does, list it in text_overrides_known_keys)",
                     evidence={"key": key},
                     source=where,
                 )
@@ -374,15 +512,16 @@ def resolve(
         recipe: a loaded recipe.
         engine: ``vllm`` or ``tokenspeed``.
         hardware: hardware profile name (default: the recipe's ``default_hardware``).
-        sets: ``NAME=VALUE`` strings (serve field, ``target``/``draft``/
-            ``num_speculative_tokens``, or an engine flag's long name without dashes).
+        sets: ``NAME=VALUE`` strings, checked by :func:`check_set` (serve field,
+            ``target``/``draft``, a speculative field, or a catalog flag's long name).
         target_config: ``--target-config SOURCE`` override.
 
     Returns:
         :class:`Resolved`.
 
     Raises:
-        UsageError: unknown engine or hardware profile, bad ``--set``.
+        UsageError: unknown engine or hardware profile, bad ``--set`` (unknown name, wrong
+            type, out of range).
         RecipeError: engine flags in ``text_overrides``, ``tensor_parallel_size`` in the
             speculative config, unreadable target config.
     """
@@ -397,19 +536,23 @@ def resolve(
 
     set_layer: list[tuple[str, Any]] = []
     for text in sets:
-        name, value = parse_set(text)
-        field_name = name.replace("-", "_")
-        if field_name in ("target", "draft"):
-            target, draft = (value, draft) if field_name == "target" else (target, value)
-        elif field_name == "num_speculative_tokens":
-            spec["num_speculative_tokens"] = value
-        elif field_name in E.SERVE_FIELDS:
-            flag = E.SERVE_FIELDS[field_name][1].get(engine)
+        item = check_set(text, engine)
+        if item.kind == "target":
+            target = item.value
+        elif item.kind == "draft":
+            draft = item.value
+        elif item.kind == "speculative":
+            if item.value is None:
+                spec.pop(item.key, None)
+            else:
+                spec[item.key] = item.value
+        elif item.kind == "serve":
+            flag = E.SERVE_FIELDS[item.key][1].get(engine)
             if flag is None:
-                raise UsageError(f"--set {name}: serve field has no {engine} flag")
-            set_layer.append((flag, value))
+                raise UsageError(f"--set {item.key}: serve field has no {engine} flag")
+            set_layer.append((flag, item.value))
         else:
-            set_layer.append(("--" + name, value))
+            set_layer.append((item.key, item.value))
 
     warnings: list[Finding] = []
     base: list[tuple[str, Any]] = []
@@ -451,7 +594,13 @@ def resolve(
             recipe_dir=Path(recipe.path).parent,
             where=recipe.where("text_overrides"),
         )
-        found = check_text_overrides(engine, overrides, config, recipe.where("text_overrides"))
+        found = check_text_overrides(
+            engine,
+            overrides,
+            config,
+            recipe.where("text_overrides"),
+            recipe.get("text_overrides_known_keys") or (),
+        )
         errors = [f for f in found if f.severity == "error"]
         if errors:
             raise RecipeError(errors[0].message, path=recipe.where("text_overrides"))
@@ -585,6 +734,31 @@ def eval_argv(res: Resolved) -> tuple[list[str], int]:
     return argv, len(launcher)
 
 
+def lint_gate(recipe: Recipe, engine: str) -> None:
+    """Refuse to render a recipe that ``recipecli lint`` rejects for ``engine``.
+
+    Errors of :func:`recipecli.recipes.lint.lint_loaded` whose engine is ``engine`` or ``any``
+    block rendering (unknown or removed flags, bad flag values, vendor env mistakes, tokenspeed
+    TP/top-k rules, ...); warnings do not. About 20 ms for a bundled recipe.
+
+    Raises:
+        RecipeError: one line: ``file:line: <first error> (+N more) — run `recipecli lint FILE```.
+    """
+    from recipecli.recipes.lint import lint_loaded
+
+    errors = [
+        f for f in lint_loaded(recipe) if f.severity == "error" and f.engine in (engine, "any")
+    ]
+    if errors:
+        where = errors[0].source.partition("; ")[0]
+        more = f" (+{len(errors) - 1} more)" if len(errors) > 1 else ""
+        raise RecipeError(
+            f"{errors[0].message}{more}",
+            path=where,
+            hint=f"run `recipecli lint {recipe.path}`",
+        )
+
+
 def render_command(
     recipe: Recipe | str,
     engine: str,
@@ -593,6 +767,7 @@ def render_command(
     what: str = "serve",
     sets: Sequence[str] = (),
     target_config: str | None = None,
+    lint: bool = True,
 ) -> Rendered:
     """Render one command of a recipe.
 
@@ -603,17 +778,21 @@ def render_command(
         what: ``serve``, ``bench`` or ``eval``.
         sets: ``NAME=VALUE`` overrides (top layer).
         target_config: SOURCE of the target config (overrides snapshots and the recipe).
+        lint: run :func:`lint_gate` first (False when the caller already did).
 
     Returns:
         :class:`Rendered` (env only on ``serve``).
 
     Raises:
-        UsageError, RecipeError: see :func:`resolve`; unknown ``what``.
+        UsageError, RecipeError: see :func:`resolve`; unknown ``what``; lint errors
+            (:func:`lint_gate`).
     """
     if isinstance(recipe, str):
         recipe = load_recipe(recipe)
     if what not in E.WHATS:
         raise UsageError(f"unknown --what {what!r} (choose {', '.join(E.WHATS)} or all)")
+    if engine in E.ENGINES and lint:
+        lint_gate(recipe, engine)
     res = resolve(recipe, engine, hardware=hardware, sets=sets, target_config=target_config)
     if what == "serve":
         return Rendered(
@@ -643,15 +822,24 @@ def render_all(
     sets: Sequence[str] = (),
     target_config: str | None = None,
 ) -> list[Rendered]:
-    """Render ``what`` (or, for ``all``, serve plus the bench/eval sections the recipe has)."""
+    """Render ``what`` (or, for ``all``, serve plus the bench/eval sections the recipe has);
+    lints the recipe once first (:func:`lint_gate`)."""
     if isinstance(recipe, str):
         recipe = load_recipe(recipe)
+    if engine in E.ENGINES:
+        lint_gate(recipe, engine)
     whats = [w for w in E.WHATS if w == "serve" or recipe.get(w) is not None]
     if what != "all":
         whats = [what]
     return [
         render_command(
-            recipe, engine, hardware=hardware, what=w, sets=sets, target_config=target_config
+            recipe,
+            engine,
+            hardware=hardware,
+            what=w,
+            sets=sets,
+            target_config=target_config,
+            lint=False,
         )
         for w in whats
     ]

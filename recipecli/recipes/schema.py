@@ -2,7 +2,7 @@
 and a validator for the subset of JSON Schema it uses.
 
 The subset: ``type`` (name or list), ``properties``, ``required``, ``additionalProperties``
-(bool or schema), ``propertyNames``, ``items``, ``enum``, ``pattern``, ``minimum``, ``minLength``
+(bool or schema), ``propertyNames``, ``items``, ``enum``, ``pattern``, ``minimum``, ``exclusiveMinimum``, ``maximum``, ``minLength``
 and local ``$ref`` (``#/$defs/NAME``). recipecli ships no ``jsonschema`` dependency; any
 standard validator accepts the same schema.
 """
@@ -13,7 +13,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from recipecli.recipes.engines import ENGINES, SERVE_FIELDS, VENDORS
+from recipecli.recipes.engines import ENGINES, SERVE_FIELDS, VENDORS, serve_field_schema
 
 SCALAR = ["string", "integer", "number", "boolean"]
 ARG_VALUE = ["string", "integer", "number", "boolean", "object", "array", "null"]
@@ -79,10 +79,16 @@ def build_schema() -> dict[str, Any]:
                 },
             },
             "text_overrides": {"type": "object"},
+            "text_overrides_known_keys": {
+                "description": "text_overrides keys the model code reads although the public "
+                "config.json lacks them (no recipe.override_absent warning for these).",
+                "type": "array",
+                "items": {"type": "string", "minLength": 1},
+            },
             "serve": {
                 "type": "object",
                 "additionalProperties": False,
-                "properties": {k: {"type": t} for k, (t, _) in SERVE_FIELDS.items()},
+                "properties": {k: serve_field_schema(k) for k in SERVE_FIELDS},
             },
             "engines": per_engine("#/$defs/engine"),
             "hardware": {
@@ -214,8 +220,13 @@ def validate(
             errors.append((path, f"{where}: {value!r} does not match {schema['pattern']}"))
         if len(value) < schema.get("minLength", 0):
             errors.append((path, f"{where}: must not be empty"))
-    if _is_type(value, "number") and "minimum" in schema and value < schema["minimum"]:
-        errors.append((path, f"{where}: {value} is below the minimum {schema['minimum']}"))
+    if _is_type(value, "number"):
+        if "minimum" in schema and value < schema["minimum"]:
+            errors.append((path, f"{where}: {value} is below the minimum {schema['minimum']}"))
+        if "exclusiveMinimum" in schema and value <= schema["exclusiveMinimum"]:
+            errors.append((path, f"{where}: {value} must be above {schema['exclusiveMinimum']}"))
+        if "maximum" in schema and value > schema["maximum"]:
+            errors.append((path, f"{where}: {value} is above the maximum {schema['maximum']}"))
     if isinstance(value, list) and "items" in schema:
         for i, item in enumerate(value):
             errors.extend(validate(item, schema["items"], (*path, str(i))))
