@@ -1207,38 +1207,43 @@ def open_reader(ck: Checkpoint) -> TensorReader:
 
 
 class Progress:
-    """Byte progress on stderr: a tqdm bar on a terminal (when tqdm is installed), else a plain
-    line every 10% (readable in CI logs)."""
+    """Byte progress on stderr: a tqdm bar when stderr is a terminal (tqdm's ``disable=None``)
+    and tqdm is installed; otherwise silent (:func:`convert` logs one summary line instead, so
+    CI logs get no per-step lines)."""
 
     def __init__(self, total: int, desc: str, enabled: bool = True):
         self.total, self.desc, self.enabled, self.done = total, desc, enabled, 0
         self._bar = None
-        self._last_decile = -1
-        if enabled and sys.stderr.isatty():
+        if enabled:
             try:
                 from tqdm import tqdm
-
-                self._bar = tqdm(
-                    total=total, desc=desc, unit="B", unit_scale=True, file=sys.stderr, leave=False
-                )
             except ImportError:
-                self._bar = None
+                return
+            self._bar = tqdm(
+                total=total,
+                desc=desc,
+                unit="B",
+                unit_scale=True,
+                file=sys.stderr,
+                leave=False,
+                disable=None,  # no bar unless stderr is a TTY
+            )
 
     def update(self, n: int) -> None:
         self.done += n
-        if not self.enabled:
-            return
         if self._bar is not None:
             self._bar.update(n)
-            return
-        decile = int(10 * self.done / self.total) if self.total else 10
-        if decile != self._last_decile:
-            self._last_decile = decile
-            print(f"{self.desc}: {10 * decile}% ({self.done}/{self.total} bytes)", file=sys.stderr)
 
     def close(self) -> None:
         if self._bar is not None:
             self._bar.close()
+
+
+def progress_bars_shown() -> bool:
+    """Whether :class:`Progress` draws bars here: stderr is a terminal and tqdm is installed."""
+    import importlib.util
+
+    return sys.stderr.isatty() and importlib.util.find_spec("tqdm") is not None
 
 
 # --------------------------------------------------------------------------- write + verify
@@ -1372,8 +1377,8 @@ def write_output(
             "metadata": {"total_size": plan.total_bytes},
             "weight_map": {m.dst: m.shard for m in plan.moves},
         }
-        (tmp / "model.safetensors.index.json").write_text(json.dumps(index, indent=2) + "\n")
-    (tmp / "config.json").write_text(json.dumps(plan.config, indent=2) + "\n")
+        write_new_file(tmp / "model.safetensors.index.json", json.dumps(index, indent=2) + "\n")
+    write_new_file(tmp / "config.json", json.dumps(plan.config, indent=2) + "\n")
     return list(shards)
 
 
@@ -1689,6 +1694,69 @@ def fsync_tree(root: Path) -> None:
     fsync_dir(root)
 
 
+#: Modes of what convert creates, before the umask (``mkdtemp`` would leave 0700).
+DIR_MODE = 0o755
+FILE_MODE = 0o644
+
+
+def current_umask() -> int:
+    """The process umask (read by setting and restoring it)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def check_out_parent(out: Path) -> None:
+    """Refuse an OUT whose directory cannot hold it, before any work is done.
+
+    The parent is never created: a typo must not create directories.
+
+    Args:
+        out: the output directory.
+
+    Raises:
+        UsageError: one line naming OUT: the parent is missing, is a file (or lies under one),
+            or is not writable.
+    """
+    parent = out.parent
+    if parent.is_dir():
+        if os.access(parent, os.W_OK | os.X_OK):
+            return
+        why, hint = f"directory {parent} is not writable", "choose another OUT"
+    else:
+        blocker = next((p for p in (parent, *parent.parents) if p.exists()), None)
+        if blocker is not None and not blocker.is_dir():
+            why, hint = f"{blocker} is a file, not a directory", "choose another OUT"
+        else:
+            why = f"directory {parent} does not exist"
+            hint = f"create {parent} or choose another OUT"
+    raise UsageError(f"cannot write OUT: {why}", path=str(out), hint=hint)
+
+
+def make_temp_out(out: Path) -> Path:
+    """Create the temporary directory next to ``out`` that becomes ``out`` after verification,
+    with the mode a plain ``mkdir`` gives (``0o755 & ~umask``), not ``mkdtemp``'s 0700.
+
+    Raises:
+        UsageError: the directory cannot be created (read-only or virtual file system, …).
+    """
+    try:
+        tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
+    except OSError as exc:
+        raise UsageError(
+            f"cannot write OUT: {exc.strerror or exc}", path=str(out), hint="choose another OUT"
+        ) from None
+    os.chmod(tmp, DIR_MODE & ~current_umask())
+    return tmp
+
+
+def write_new_file(path: Path, text: str) -> None:
+    """Create ``path`` (must not exist) holding ``text`` in UTF-8, mode ``0o644 & ~umask``."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(text)
+
+
 def _install(tmp: Path, out: Path, force: bool) -> None:
     """Rename ``tmp`` to ``out``; an existing ``out`` (only with ``force``) is moved aside first
     and removed after the rename."""
@@ -1723,7 +1791,8 @@ def convert(
         out: output directory; must not exist unless ``options.force``.
         options: the request.
         target: ``--target`` source (speculators verifier, ``--embed drop`` proof, post-write check).
-        progress: show progress bars on stderr.
+        progress: show progress bars on stderr when it is a terminal (:class:`Progress`);
+            otherwise one summary line through ``log`` at the end.
         fsync: flush every shard to disk before the rename.
         run_target_check: run ``check`` against ``target`` after writing (when given).
         log: where notes go (stderr lines in the CLI).
@@ -1734,7 +1803,9 @@ def convert(
     Raises:
         ConvertError: refusals (see :func:`plan_conversion`), verification failures, check errors
             without ``--force``, an existing OUT without ``--force``.
-        UsageError: OUT inside DRAFT or equal to it; inconsistent flags.
+        UsageError: OUT inside DRAFT or equal to it; inconsistent flags; OUT's directory is
+            missing (never created), a file, or not writable (:func:`check_out_parent`,
+            :func:`make_temp_out`).
     """
     from recipecli.checkpoint import open_checkpoint
 
@@ -1747,6 +1818,7 @@ def convert(
         raise UsageError(f"OUT {out} is the draft directory or inside it; choose another place")
     if (out.exists() or out.is_symlink()) and not options.force:
         raise ConvertError("output exists", path=str(out), hint="choose another OUT or add --force")
+    check_out_parent(out)
     target_ck = (
         target if isinstance(target, Checkpoint) or target is None else open_checkpoint(target)
     )
@@ -1756,8 +1828,7 @@ def convert(
         for note in plan.notes:
             if log:
                 log(note)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
+        tmp = make_temp_out(out)
         try:
             # write on this thread, compare each finished tensor with the source on another,
             # flush to disk while the last comparisons run; all finish before the rename
@@ -1793,6 +1864,12 @@ def convert(
             raise
     finally:
         reader.close()
+    seconds = time.perf_counter() - t0
+    if progress and log and not progress_bars_shown():
+        log(
+            f"wrote and verified {plan.total_bytes / 1e6:.1f} MB in {len(shards)} "
+            f"shard(s) into {out} ({seconds:.1f} s)"
+        )
     return ConvertResult(
         ck.display_name,
         str(out),
@@ -1800,7 +1877,7 @@ def convert(
         shards,
         verification,
         check_res,
-        time.perf_counter() - t0,
+        seconds,
         notes,
     )
 

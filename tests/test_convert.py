@@ -596,7 +596,11 @@ def test_cli_json_lists_every_mapping(tmp_path, target, fixture_config):
     assert {t["field"] for t in doc["translated"]} == {"norm_before_residual"}
     assert doc["source_format"] == "A" and doc["to"] == "speculators" and doc["ok"] is True
     assert doc["check"]["engines"] == ["vllm"]
-    assert "convert: write" in proc.stderr  # progress on stderr, JSON alone on stdout
+    # stderr is not a TTY: no progress lines, one summary line; JSON alone on stdout
+    assert proc.stderr.splitlines() == [
+        f"recipecli: wrote and verified 0.1 MB in 1 shard(s) into {out} ("
+        + proc.stderr.rsplit("(", 1)[1].rstrip("\n")
+    ]
 
 
 def test_safetensors_conversion_never_imports_torch(tmp_path, target, fixture_config):
