@@ -19,6 +19,7 @@ from recipecli.draft import (
     LAYER_ROLES,
     DraftModel,
     canonical_draft,
+    detect_format,
     expected_shapes,
     is_known_extra,
     known_roles,
@@ -129,13 +130,18 @@ def _f(
 def rule_format(ctx: CheckContext) -> Iterable[Finding]:
     d = ctx.draft
     if not d.is_eagle3:
+        swapped = detect_format(ctx.target_ck.config, frozenset(ctx.target_ck.tensors)) is not None
         yield _f(
             "draft.not_eagle3",
             "error",
             "any",
             f"draft is not an EAGLE3 draft (architectures {list(ctx.draft_ck.config.get('architectures') or [])}, "
-            "no speculators_model_type, no draft_vocab_size): use an EAGLE3 checkpoint, or serve it with method "
-            "'eagle' if it is an EAGLE-1 head",
+            "no speculators_model_type, no draft_vocab_size): "
+            + (
+                "the TARGET argument is an EAGLE3 draft — did you swap TARGET and DRAFT?"
+                if swapped
+                else "use an EAGLE3 checkpoint, or serve it with method 'eagle' if it is an EAGLE-1 head"
+            ),
             f"{FACTS} §2, §3.9",
             architecture=d.architecture,
         )
@@ -171,8 +177,9 @@ def rule_layers(ctx: CheckContext) -> Iterable[Finding]:
             "draft.arch_name",
             "warning",
             "tokenspeed",
-            f"architectures[0] {d.architecture!r} lacks 'Eagle': tokenspeed appends 'NextN' and picks another "
-            "model class; set architectures to ['LlamaForCausalLMEagle3']",
+            f"architectures[0] {d.architecture!r} lacks 'Eagle': tokenspeed then appends 'NextN' and looks up "
+            f"'{d.architecture}NextN', which may not be an EAGLE3 class (load can fail); set architectures to "
+            "['LlamaForCausalLMEagle3']",
             f"{FACTS} §5",
             architecture=d.architecture,
         )
@@ -1161,7 +1168,7 @@ def parse_tps(text: str) -> tuple[int, ...]:
         UsageError: empty, non-integer or non-positive entries.
     """
     try:
-        tps = tuple(int(x) for x in text.split(",") if x.strip())
+        tps = tuple(int(x) for x in text.split(","))
     except ValueError:
         raise UsageError(
             f"--tp {text!r}: expected comma-separated positive integers, e.g. 1,2,4,8"

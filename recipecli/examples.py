@@ -21,6 +21,13 @@ def examples_dir() -> Path:
     return Path(str(resources.files("recipecli.data").joinpath("examples")))
 
 
+#: name -> one-line description
+DESCRIPTIONS: dict[str, str] = {
+    "llama3.1-8b-eagle3": "meta-llama/Llama-3.1-8B-Instruct + yuhuili/EAGLE3-LLaMA3.1-Instruct-8B "
+    "(format A, Vd 32000; metadata snapshots)",
+}
+
+
 def list_example_names() -> list[str]:
     return sorted(EXAMPLES)
 

@@ -141,3 +141,19 @@ def test_path_with_existing_first_part_is_not_sent_to_the_hub(tmp_path):
     proc = run("inspect", "ck/llama8", cwd=str(tmp_path))
     assert proc.returncode == 2
     assert "ck/llama8: no such directory" in proc.stderr and proc.stderr.count("\n") == 1
+
+
+def test_swapped_arguments_get_a_hint(repo_root):
+    draft = "recipecli/data/examples/eagle3-llama3.1-instruct-8b.draft.json"
+    proc = run("check", draft, EXAMPLE_TARGET, "--kernel", "skip", "--json", cwd=repo_root)
+    assert proc.returncode == 1
+    (f,) = [f for f in json.loads(proc.stdout)["findings"] if f["code"] == "draft.not_eagle3"]
+    assert "did you swap TARGET and DRAFT?" in f["message"]
+
+
+@pytest.mark.parametrize("tp", ["1,,2", "2,4,", "", "0", "a"])
+def test_tp_lists_are_strict(repo_root, tp):
+    proc = run(
+        "check", "--example", "llama3.1-8b-eagle3", "--kernel", "skip", "--tp", tp, cwd=repo_root
+    )
+    assert proc.returncode == 2 and "--tp" in proc.stderr

@@ -90,8 +90,10 @@ def command(
     from recipecli.examples import example_pair, list_example_names
 
     if list_examples:
+        from recipecli.examples import DESCRIPTIONS
+
         for name in list_example_names():
-            click.echo(name)
+            click.echo(f"{name}\t{DESCRIPTIONS.get(name, '')}")
         return EXIT_OK
     if example:
         if target or draft:
