@@ -172,3 +172,124 @@ def test_yaml_problems_are_findings(tmp_path, text, needle):
     [f] = lint_recipe(str(p))
     assert f.code == "recipe.yaml" and needle in f.message
     assert "y.yaml:" in f.source
+
+
+def test_bundled_recipes_pass_strict():
+    # minimax-m3-eagle3 declares its two override keys in text_overrides_known_keys
+    proc = run_lint("--strict", "--json", *sorted(p.stem for p in bundled_paths()))
+    assert proc.returncode == 0, proc.stdout
+    doc = json.loads(proc.stdout)
+    assert doc["ok"] is True
+    assert [r["findings"] for r in doc["recipes"]] == [[], [], [], []]
+
+
+def bundled_paths():
+    from recipecli.recipes.loader import bundled_dir
+
+    return sorted(bundled_dir().glob("*.yaml"))
+
+
+def test_override_absent_unless_declared(tmp_path):
+    # the bundled Llama snapshot has no "index_topk_freq" (nor "rope_foo") in its config
+    path = write(tmp_path, text_overrides={"index_topk_freq": 4, "rope_foo": 1})
+    got = [(f.code, f.evidence["key"]) for f in lint_recipe(path)]
+    assert got == [
+        ("recipe.override_absent", "index_topk_freq"),
+        ("recipe.override_absent", "rope_foo"),
+    ]
+    path = write(
+        tmp_path,
+        text_overrides={"index_topk_freq": 4, "rope_foo": 1},
+        text_overrides_known_keys=["index_topk_freq", "stale_key"],
+    )
+    got = [(f.code, f.severity, f.evidence["key"]) for f in lint_recipe(path)]
+    assert got == [
+        ("recipe.override_absent", "warning", "rope_foo"),
+        ("recipe.known_key_unused", "warning", "stale_key"),
+    ]
+    assert run_lint(path).returncode == 0
+    assert run_lint("--strict", path).returncode == 1
+
+
+def test_known_keys_schema(tmp_path):
+    path = write(tmp_path, text_overrides_known_keys="index_topk_freq")
+    [f] = lint_recipe(path)
+    assert f.code == "recipe.schema" and "expected array" in f.message
+
+
+@pytest.mark.parametrize(
+    "serve, needle",
+    [
+        ({"tensor_parallel_size": -4}, "serve.tensor_parallel_size: -4 is below the minimum 1"),
+        ({"tensor_parallel_size": 0}, "serve.tensor_parallel_size: 0 is below the minimum 1"),
+        ({"max_model_len": 0}, "serve.max_model_len: 0 is below the minimum 1"),
+        ({"port": 70000}, "serve.port: 70000 is above the maximum 65535"),
+        (
+            {"gpu_memory_utilization": 1.2},
+            "serve.gpu_memory_utilization: 1.2 is above the maximum 1",
+        ),
+        ({"kv_cache_dtype": ""}, "serve.kv_cache_dtype: must not be empty"),
+    ],
+)
+def test_serve_ranges(tmp_path, serve, needle):
+    path = write(tmp_path, serve=serve)
+    [f] = lint_recipe(path)
+    assert f.code == "recipe.schema" and f.message == needle
+
+
+def test_engine_arg_values_checked_like_serve_fields(tmp_path):
+    path = write(
+        tmp_path,
+        engines={
+            "vllm": {"args": {"tensor-parallel-size": -4, "port": 8001, "enforce-eager": 3}},
+            "tokenspeed": {"args": {"max-model-len": "abc", "disable-kvstore": "yes"}},
+        },
+    )
+    got = [(f.engine, f.evidence["flag"], f.message) for f in lint_recipe(path)]
+    assert got == [
+        (
+            "vllm",
+            "--tensor-parallel-size",
+            "--tensor-parallel-size -4: -4 is below the minimum 1 (as serve.tensor_parallel_size)",
+        ),
+        (
+            "vllm",
+            "--enforce-eager",
+            "--enforce-eager 3: expected boolean, got int (as serve.enforce_eager)",
+        ),
+        (
+            "tokenspeed",
+            "--max-model-len",
+            "--max-model-len 'abc': expected integer, got str (as serve.max_model_len)",
+        ),
+        (
+            "tokenspeed",
+            "--disable-kvstore",
+            "--disable-kvstore is a switch: give true (or false to drop it), not 'yes'",
+        ),
+    ]
+
+
+def test_lint_directory_lints_every_yaml(tmp_path):
+    good = yaml.safe_load(yaml.safe_dump(BASE))
+    (tmp_path / "a.yaml").write_text(yaml.safe_dump(good))
+    (tmp_path / "b.yml").write_text(yaml.safe_dump(dict(good, serve={"port": 0})))
+    (tmp_path / "notes.txt").write_text("not a recipe")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "c.yaml").write_text("name: [\n")  # not recursive
+    proc = run_lint("--json", str(tmp_path))
+    assert proc.returncode == 1
+    doc = json.loads(proc.stdout)
+    assert [r["recipe"] for r in doc["recipes"]] == [
+        str(tmp_path / "a.yaml"),
+        str(tmp_path / "b.yml"),
+    ]
+    assert [[f["code"] for f in r["findings"]] for r in doc["recipes"]] == [[], ["recipe.schema"]]
+
+
+def test_lint_directory_without_recipes_exits_2(tmp_path):
+    (tmp_path / "x.txt").write_text("")
+    proc = run_lint(str(tmp_path))
+    assert proc.returncode == 2
+    assert f"{tmp_path}: is a directory with no *.yaml/*.yml recipe files" in proc.stderr
+    assert "no such recipe" not in proc.stderr

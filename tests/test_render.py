@@ -356,3 +356,166 @@ def test_render_and_lint_do_not_import_torch(cmd):
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip().endswith("ok")
+
+
+def run_render(*args):
+    return subprocess.run(
+        [sys.executable, "-m", "recipecli", "render", *args], capture_output=True, text=True
+    )
+
+
+@pytest.mark.parametrize(
+    "assignment, needle",
+    [
+        ("max_model_len=abc", "--set max_model_len='abc': expected integer, got str"),
+        ("max_model_len=", "--set max_model_len='': expected integer, got str"),
+        ("port=99999", "99999 is above the maximum 65535"),
+        ("port=0", "0 is below the minimum 1"),
+        ("tensor_parallel_size=-4", "-4 is below the minimum 1"),
+        ("gpu_memory_utilization=0", "0 must be above 0"),
+        ("speculative.num_speculative_tokens=0", "0 is below the minimum 1"),
+        ("num_speculative_tokens=two", "expected integer"),
+        ("trust_remote_code=yes please", "expected boolean"),
+        ("nosuchflag=1", "--set nosuchflag: not a serve field nor a vllm"),
+        ("max-num-seq=8", "did you mean 'max-num-seqs'?"),
+        ("max_model_lenn=8", "did you mean 'max_model_len'?"),
+        (
+            "speculative.num_speculative_token=5",
+            "did you mean 'speculative.num_speculative_tokens'",
+        ),
+        ("engines.vllm.args.port=1", "dotted names must be serve.FIELD or speculative.FIELD"),
+        ("rope-scaling=x", "--rope-scaling was removed"),
+        ("no-enable-prefix-caching=1", "is a switch; give true or false"),
+        ("served-model-name=", "must not be empty"),
+        ("tool-call-parser=", "empty value"),
+        ("target=", "must not be empty"),
+    ],
+)
+def test_set_is_checked(assignment, needle):
+    from recipecli.errors import UsageError
+
+    with pytest.raises(UsageError) as exc:
+        render_command("llama3.1-8b-eagle3", "vllm", sets=[assignment])
+    line = exc.value.one_line()
+    assert needle in line and line.startswith("--set ") and "\n" not in line
+
+
+@pytest.mark.parametrize("assignment", ["max_model_len=abc", "nosuchflag=1", "port=99999"])
+def test_bad_set_exits_2_one_line(assignment):
+    proc = run_render("llama3.1-8b-eagle3", "--engine", "vllm", "--set", assignment)
+    assert proc.returncode == 2, proc.stdout
+    assert proc.stdout == ""
+    assert proc.stderr.count("\n") == 1 and proc.stderr.startswith("recipecli: error: --set ")
+
+
+def test_set_tokenspeed_catalog_and_choices():
+    # --served-model-name is a vLLM serve field only; tokenspeed has no such flag (engine-facts §5)
+    from recipecli.errors import UsageError
+
+    for assignment, needle in (
+        ("served_model_name=x", "serve field has no tokenspeed flag"),
+        ("no-such-flag=1", "not a serve field nor a tokenspeed"),
+        ("attention-backend=fa9", "not one of mha, mla"),
+    ):
+        with pytest.raises(UsageError, match=needle):
+            render_command("llama3.1-8b-eagle3", "tokenspeed", sets=[assignment])
+    r = render_command(
+        "llama3.1-8b-eagle3", "tokenspeed", sets=["attention-backend=fa3", "port=8123"]
+    )
+    assert flag(r.argv, "--attention-backend") == "fa3"
+    assert flag(r.argv, "--port") == "8123"
+
+
+def test_set_dotted_speculative_and_serve_fields(tmp_path):
+    path = write(tmp_path, RECIPE)
+    r = render_command(
+        path,
+        "vllm",
+        sets=[
+            "speculative.num_speculative_tokens=5",
+            "speculative.draft_tensor_parallel_size=1",
+            "serve.max_model_len=1024",
+            "port=8001",
+        ],
+    )
+    assert json.loads(flag(r.argv, "--speculative-config")) == {
+        "method": "eagle3",
+        "model": "d",
+        "num_speculative_tokens": 5,
+        "draft_tensor_parallel_size": 1,
+    }
+    # serve.max_model_len is the top layer: it beats engines.vllm.args.max-model-len 8192
+    assert flag(r.argv, "--max-model-len") == "1024"
+    assert flag(r.argv, "--port") == "8001"
+    ts = render_command(path, "tokenspeed", sets=["num_speculative_tokens=4"]).argv
+    assert flag(ts, "--speculative-num-steps") == "4"
+    assert flag(ts, "--speculative-num-draft-tokens") == "5"
+    # null drops a serve field's flag (the engine default applies)
+    r = render_command(path, "tokenspeed", sets=["max_model_len=null"])
+    assert "--max-model-len" not in r.argv and flag(r.argv, "--port") == "9000"
+
+
+@pytest.mark.parametrize(
+    "engine, args, needle",
+    [
+        ("tokenspeed", {"no-such-flag": 1}, "--no-such-flag is not a tokenspeed serve flag"),
+        ("vllm", {"tensor-parallel-size": -4}, "-4 is below the minimum 1"),
+        ("vllm", {"enforce-eager": 3}, "expected boolean"),
+    ],
+)
+def test_render_refuses_what_lint_rejects(tmp_path, engine, args, needle):
+    data = dict(RECIPE, engines={engine: {"args": args}})
+    path = write(tmp_path, data)
+    [key] = args
+    lines = Path(path).read_text().splitlines()
+    line = 1 + next(i for i, t in enumerate(lines) if t.strip().startswith(f"{key}:"))
+    proc = run_render(path, "--engine", engine)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.count("\n") == 1
+    assert f"{path}:{line}: " in proc.stderr and needle in proc.stderr
+    assert f"run `recipecli lint {path}`" in proc.stderr
+    lint = subprocess.run(
+        [sys.executable, "-m", "recipecli", "lint", path], capture_output=True, text=True
+    )
+    assert lint.returncode == 1 and needle in lint.stdout
+
+
+def test_render_refuses_negative_serve_tp_with_line(tmp_path):
+    data = dict(RECIPE, serve={"tensor_parallel_size": -4})
+    path = write(tmp_path, data)
+    lineno = Path(path).read_text().splitlines().index("  tensor_parallel_size: -4") + 1
+    proc = run_render(path, "--engine", "vllm")
+    assert proc.returncode == 2
+    assert f"{path}:{lineno}: serve.tensor_parallel_size: -4 is below the minimum 1" in proc.stderr
+    assert "run `recipecli lint" in proc.stderr
+
+
+def test_render_lints_only_for_the_rendered_engine(tmp_path):
+    # a tokenspeed-only mistake does not block the vLLM command
+    path = write(tmp_path, dict(RECIPE, engines={"tokenspeed": {"args": {"no-such-flag": 1}}}))
+    assert render_command(path, "vllm").argv[:2] == ["vllm", "serve"]
+
+
+def test_render_directory_says_directory(tmp_path):
+    proc = run_render(str(tmp_path), "--engine", "vllm")
+    assert proc.returncode == 2
+    assert f"{tmp_path}: is a directory, not a recipe file" in proc.stderr
+
+
+def test_bundled_render_has_no_warnings_and_is_fast():
+    import time
+
+    code = (
+        "import time; t = time.perf_counter()\n"
+        "from recipecli.cli import main\n"
+        "try:\n    main(['render', 'minimax-m3-eagle3', '--engine', 'vllm', '--what', 'all'])\n"
+        "except SystemExit:\n    pass\n"
+        "import sys; print(time.perf_counter() - t, file=sys.stderr)\n"
+    )
+    start = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    wall = time.perf_counter() - start
+    assert "warning" not in proc.stderr
+    in_process = float(proc.stderr.strip().splitlines()[-1])
+    assert in_process < 0.5, in_process
+    assert wall < 2.0, wall  # interpreter start-up included; generous for a loaded 2-core CI box
