@@ -134,3 +134,30 @@ def test_bash_registers_default_fallback(tmp_path):
     proc = subprocess.run(["bash", str(script)], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     assert "-o default" in proc.stdout and "-F _recipecli_completion" in proc.stdout
+
+
+def test_hardware_completer_for_a_two_recipe_command(tmp_path):
+    """The diff-shaped case: --vs-hardware completes the profiles of B, else of A."""
+    import click
+
+    from recipecli.commands.completion import complete_recipe, hardware_completer
+
+    other = tmp_path / "o.yaml"
+    other.write_text("name: o\nhardware:\n  h100: {vendor: nvidia}\n")
+
+    @click.command()
+    @click.argument("recipe_a", shell_complete=complete_recipe)
+    @click.argument("recipe_b", required=False, shell_complete=complete_recipe)
+    @click.option("--hardware", shell_complete=hardware_completer("recipe_a"))
+    @click.option("--vs-hardware", shell_complete=hardware_completer("recipe_b", "recipe_a"))
+    def two(recipe_a, recipe_b, hardware, vs_hardware):  # pragma: no cover - never invoked
+        pass
+
+    def got(args):
+        comp = ShellComplete(two, {}, "two", "_TWO_COMPLETE")
+        return [c.value for c in comp.get_completions(args, "")]
+
+    assert got(["minimax-m3-eagle3", str(other), "--hardware"]) == ["b200", "mi355x"]
+    assert got(["minimax-m3-eagle3", str(other), "--vs-hardware"]) == ["h100"]
+    assert got(["minimax-m3-eagle3", "--vs-hardware"]) == ["b200", "mi355x"]
+    assert got(["--vs-hardware"]) == []

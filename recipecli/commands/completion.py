@@ -50,35 +50,60 @@ def complete_recipe(
     return [CompletionItem(n) for n in names] or _file_item(incomplete)
 
 
-def complete_hardware(
-    ctx: click.Context, param: click.Parameter, incomplete: str
-) -> list[CompletionItem]:
-    """Complete ``--hardware``: the profile names of the recipe already on the command line
-    (``ctx.params["recipe"]``); nothing when the recipe is not given or cannot be read.
+def _recipe_refs(ctx: click.Context) -> dict[str, str]:
+    """Argument name -> value of the command's RECIPE-like arguments on the line so far.
+
+    An option still waiting for its value (``--hardware <TAB>``) stops click's resilient parse
+    before the positional arguments are bound; they are then the plain words left in
+    ``ctx.args``, taken by the unbound arguments in declaration order.
+    """
+    bound = {k: v for k, v in ctx.params.items() if isinstance(v, str) and v}
+    words = iter(a for a in ctx.args if not a.startswith("-"))
+    for param in ctx.command.params:
+        if isinstance(param, click.Argument) and param.name and param.name not in bound:
+            word = next(words, None)
+            if word is None:
+                break
+            bound[param.name] = word
+    return bound
+
+
+def hardware_completer(*recipe_params: str):
+    """A ``shell_complete`` callback for a hardware option: the profile names of the recipe in
+    the first of ``recipe_params`` (argument names, e.g. ``"recipe"``; ``diff`` would pass
+    ``"recipe_b", "recipe_a"`` for ``--vs-hardware``) that is on the command line.
 
     Args:
-        ctx: click context; its ``params`` (or ``args``) hold the RECIPE.
-        param: the parameter (unused).
-        incomplete: the partial word.
+        recipe_params: names of the arguments holding the recipe, in order of preference.
 
     Returns:
-        ``plain`` items, one per matching profile.
+        ``callback(ctx, param, incomplete) -> list[CompletionItem]``: ``plain`` items, one per
+        matching profile; nothing when no recipe is given or it cannot be read.
     """
-    from recipecli.recipes.loader import load_recipe
 
-    # An option still waiting for its value (``--hardware <TAB>``) stops click's resilient parse
-    # before the positional RECIPE is bound; it is then the first plain word left in ctx.args.
-    ref = ctx.params.get("recipe") or next((a for a in ctx.args if not a.startswith("-")), None)
-    if not ref:
-        return []
-    try:
-        recipe = load_recipe(ref, validate_schema=False)
-    except RecipeCliError:
-        return []
-    profiles = recipe.get("hardware")
-    if not isinstance(profiles, dict):
-        return []
-    return [CompletionItem(str(n)) for n in profiles if str(n).startswith(incomplete)]
+    def complete(
+        ctx: click.Context, param: click.Parameter, incomplete: str
+    ) -> list[CompletionItem]:
+        from recipecli.recipes.loader import load_recipe
+
+        refs = _recipe_refs(ctx)
+        ref = next((refs[n] for n in recipe_params if n in refs), None)
+        if ref is None:
+            return []
+        try:
+            recipe = load_recipe(ref, validate_schema=False)
+        except RecipeCliError:
+            return []
+        profiles = recipe.get("hardware")
+        if not isinstance(profiles, dict):
+            return []
+        return [CompletionItem(str(n)) for n in profiles if str(n).startswith(incomplete)]
+
+    return complete
+
+
+complete_hardware = hardware_completer("recipe")
+"""``render --hardware``: the profiles of the RECIPE argument (see :func:`hardware_completer`)."""
 
 
 def complete_example(
