@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import click
 
+from recipecli.commands.completion import complete_recipe, hardware_completer
 from recipecli.errors import EXIT_FINDINGS, EXIT_OK
 from recipecli.output import emit_json
 
 
 @click.command("diff")
-@click.argument("recipe_a", metavar="A")
-@click.argument("recipe_b", metavar="[B]", required=False)
+@click.argument("recipe_a", metavar="A", shell_complete=complete_recipe)
+@click.argument("recipe_b", metavar="[B]", required=False, shell_complete=complete_recipe)
 @click.option(
     "--engine",
     type=click.Choice(["vllm", "tokenspeed"]),
@@ -25,9 +26,15 @@ from recipecli.output import emit_json
     default=None,
     help="Engine of B (default: --engine).",
 )
-@click.option("--hardware", default=None, help="Hardware profile of A (default: its default).")
+@click.option(
+    "--hardware",
+    default=None,
+    shell_complete=hardware_completer("recipe_a"),
+    help="Hardware profile of A (default: its default).",
+)
 @click.option(
     "--vs-hardware",
+    shell_complete=hardware_completer("recipe_b", "recipe_a"),
     default=None,
     help="Hardware profile of B (default: --hardware, else its default).",
 )

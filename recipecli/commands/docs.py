@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import click
 
+from recipecli.commands.completion import complete_recipe
 from recipecli.errors import EXIT_FINDINGS, EXIT_OK
 from recipecli.output import emit_json
 
 
 @click.command("docs")
-@click.argument("recipes", nargs=-1, metavar="RECIPE_OR_DIR...")
+@click.argument("recipes", nargs=-1, metavar="RECIPE_OR_DIR...", shell_complete=complete_recipe)
 @click.option("--bundled", is_flag=True, help="Document every bundled recipe (as well).")
 @click.option(
     "-o",
