@@ -349,23 +349,27 @@ def main(argv: list[str] | None = None) -> int:
     hs = [int(v) for v in args.hs.split(",")]
     results = {"device": torch.cuda.get_device_name(), "torch": torch.__version__, "triton": triton.__version__,
                "rows": []}  # fmt: skip
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    partial = out / "rmsnorm_bench.partial.json"  # rows so far, in case the run is cut short
     t0 = time.time()
     for h in hs:
         for n in ns:
             results["rows"].append(dual_case(n, h, args))
             r = results["rows"][-1]
+            partial.write_text(json.dumps(results, indent=1))
             print(f"dual H={h} N={n}: " + ", ".join(f"{m}={v.get('graph_us', v['bench_us']):.2f}" for m, v in r["times"].items())
                   + _best(r["sweep"])
                 + f"  [{time.time() - t0:.0f}s]", file=sys.stderr, flush=True)  # fmt: skip
     for n in ns:
         results["rows"].append(grouped_case(n, args.grouped_h, args.grouped_k, args))
         r = results["rows"][-1]
+        partial.write_text(json.dumps(results, indent=1))
         print(f"grouped H={args.grouped_h} N={n}: " + ", ".join(f"{m}={v.get('graph_us', v['bench_us']):.2f}" for m, v in r["times"].items())
               + _best(r["sweep"])
                 + f"  [{time.time() - t0:.0f}s]", file=sys.stderr, flush=True)  # fmt: skip
     results["targets"] = evaluate_targets(results["rows"])
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
+    partial.unlink(missing_ok=True)
     (out / "rmsnorm_bench.json").write_text(json.dumps(results, indent=1))
     md = markdown(results)
     (out / "rmsnorm_bench.md").write_text(md)

@@ -17,13 +17,16 @@ imported) the fp32 -> bf16 cast truncates (§7), so the kernels then round to ne
 Layout: one program normalises ``ROWS`` rows of one segment (one of the two inputs, or one of the
 ``k`` chunks); a 1-D grid of ``cdiv(N, ROWS) * segments`` programs, segment index fastest by default
 (``SEG_MAJOR``) so consecutive programs stream consecutive memory. Rows may be strided; the last dimension must
-be contiguous. ``N == 0`` never launches.
+be contiguous. ``N == 0`` never launches. On GPUs of compute capability >= 9 the kernels are
+launched with programmatic dependent launch (:data:`USE_PDL`): each waits (``gdc_wait``) for the
+previous grid before touching memory, so only launch latency overlaps.
 
 Raises nothing itself; shape errors surface as ``ValueError`` from the launchers.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 
 import torch
@@ -65,12 +68,14 @@ def _rms_tile(
     TAIL: tl.constexpr,
     HF_ORDER: tl.constexpr,
     RNE_BF16: tl.constexpr,
+    STORE_CS: tl.constexpr,
 ):
     """Normalise rows ``row0 .. row0+ROWS-1`` (masked by ``n_rows``) of one segment.
 
     ``TAIL == 0``: one tile of BLOCK columns (masked by ``width``). ``TAIL > 0``: a full tile of
     BLOCK columns (BLOCK <= width) plus a tail tile of TAIL columns masked by ``width`` — e.g.
     6144 = 4096 + 2048 with no idle lanes instead of one 8192 tile with a quarter idle.
+    ``STORE_CS``: store with the streaming cache hint (``.cs``) instead of the default (``.wb``).
     """
     rows = row0 + tl.arange(0, ROWS)
     rmask = rows < n_rows
@@ -103,7 +108,8 @@ def _rms_tile(
     else:
         y = y * w[None, :]
     y = _to_out(y, o_ptr.dtype.element_ty, RNE_BF16)
-    tl.store(o_ptr + rows64[:, None] * stride_o + cols[None, :], y, mask=mask)
+    tl.store(o_ptr + rows64[:, None] * stride_o + cols[None, :], y, mask=mask,
+             cache_modifier=".cs" if STORE_CS else "")  # fmt: skip
     if TAIL > 0:
         yt = xt * rstd[:, None]
         if HF_ORDER:
@@ -111,7 +117,8 @@ def _rms_tile(
         else:
             yt = yt * wt[None, :]
         yt = _to_out(yt, o_ptr.dtype.element_ty, RNE_BF16)
-        tl.store(o_ptr + rows64[:, None] * stride_o + cols_t[None, :], yt, mask=mask_t)
+        tl.store(o_ptr + rows64[:, None] * stride_o + cols_t[None, :], yt, mask=mask_t,
+                 cache_modifier=".cs" if STORE_CS else "")  # fmt: skip
 
 
 @triton.jit
@@ -141,7 +148,12 @@ def _dual_rmsnorm_kernel(
     HF_ORDER: tl.constexpr,
     RNE_BF16: tl.constexpr,
     SEG_MAJOR: tl.constexpr,
+    STORE_CS: tl.constexpr,
+    PDL: tl.constexpr,
 ):
+    if PDL:  # programmatic dependent launch: wait for the previous grid, let the next one start
+        tl.extra.cuda.gdc_wait()
+        tl.extra.cuda.gdc_launch_dependents()
     pid = tl.program_id(0)
     if SEG_MAJOR:
         seg = pid % 2
@@ -152,10 +164,10 @@ def _dual_rmsnorm_kernel(
         row0 = (pid % n_blocks) * ROWS
     if seg == 0:
         _rms_tile(a_ptr, w1_ptr, o1_ptr, row0, n_rows, stride_a, stride_o1, d1, d1_f, eps1,
-                  ROWS, BLOCK1, TAIL1, HF_ORDER, RNE_BF16)  # fmt: skip
+                  ROWS, BLOCK1, TAIL1, HF_ORDER, RNE_BF16, STORE_CS)  # fmt: skip
     else:
         _rms_tile(b_ptr, w2_ptr, o2_ptr, row0, n_rows, stride_b, stride_o2, d2, d2_f, eps2,
-                  ROWS, BLOCK2, TAIL2, HF_ORDER, RNE_BF16)  # fmt: skip
+                  ROWS, BLOCK2, TAIL2, HF_ORDER, RNE_BF16, STORE_CS)  # fmt: skip
 
 
 @triton.jit
@@ -179,7 +191,12 @@ def _grouped_rmsnorm_kernel(
     RNE_BF16: tl.constexpr,
     SEG_MAJOR: tl.constexpr,
     N_SEG: tl.constexpr,
+    STORE_CS: tl.constexpr,
+    PDL: tl.constexpr,
 ):
+    if PDL:  # see _dual_rmsnorm_kernel
+        tl.extra.cuda.gdc_wait()
+        tl.extra.cuda.gdc_launch_dependents()
     pid = tl.program_id(0)
     if SEG_MAJOR:
         c = (pid % N_SEG).to(tl.int64)
@@ -204,6 +221,7 @@ def _grouped_rmsnorm_kernel(
         TAIL,
         HF_ORDER,
         RNE_BF16,
+        STORE_CS,
     )
 
 
@@ -228,12 +246,21 @@ def tiles(width: int, split: bool | None = None) -> tuple[int, int]:
     return (head, tail) if split and rest else (single, 0)
 
 
+#: Exceptions to the default launch: (min N, max padded row bytes, rows per program, num_warps),
+#: first match wins. H200 sweep (``kernels/sweep_rmsnorm.py``, do_bench median, dual, bf16):
+#: H=4096 N=32768 4 rows x 16 warps 274.1 µs vs 278.5 µs for 1 x 8 (copy 259.1 µs). For
+#: 6144/7168 no variant beat 1 x 8 by more than 0.6 % (noise), so they keep it. Measured at
+#: N=32768 only; N <= 4096 already reaches >= 96 % of copy with 1 x 8.
+_LARGE_N_CONFIGS: tuple[tuple[int, int, int, int], ...] = ((32768, 8192, 4, 16),)
+
+
 def launch_config(n_rows: int, block: int, elem_bytes: int) -> tuple[int, int]:
     """Pick ``(rows_per_program, num_warps)`` for a segment of padded width ``block``.
 
     One row per program, about 32 bytes per thread, at most 8 warps (what an H200 sweep of
-    rows in {1, 2, 4} x warps in {4, 8, 16} favoured). Under the CPU interpreter up to 16 rows go
-    to one program (same arithmetic, fewer programs).
+    rows in {1, 2, 4} x warps in {4, 8, 16} favoured), except the large-N rows of
+    :data:`_LARGE_N_CONFIGS` (4 rows x 16 warps for 8 KiB rows at N >= 32768). Under the CPU
+    interpreter up to 16 rows go to one program (same arithmetic, fewer programs).
 
     Args:
         n_rows: N, the number of rows (tokens).
@@ -245,10 +272,37 @@ def launch_config(n_rows: int, block: int, elem_bytes: int) -> tuple[int, int]:
     """
     if INTERPRETED:  # the CPU interpreter pays per program: fewer, wider programs
         return min(16, triton.next_power_of_2(max(1, n_rows))), 4
+    for min_rows, max_row_bytes, rows, warps in _LARGE_N_CONFIGS:
+        if n_rows >= min_rows and block * elem_bytes <= max_row_bytes:
+            return rows, warps
     # H200 sweep (docs/kernels/rmsnorm_bench.json): one row per program and 8 warps for a
     # 4096-8192-lane bf16 row were fastest or within noise at every N from 1 to 32768.
     warps = triton.next_power_of_2(max(1, (block * elem_bytes) // 1024))
     return 1, int(min(8, warps))
+
+
+#: Programmatic dependent launch (PDL) by default where the GPU has it (compute capability >= 9,
+#: Hopper: ``griddepcontrol``); never under the CPU interpreter. H200 sweep
+#: (``kernels/sweep_rmsnorm.py``, CUDA graph of 20 back-to-back calls): dual H=4096 N=64
+#: 2.21 -> 1.72 µs, grouped k=4 H=6144 N=64 2.93 -> 2.58 µs. The kernels call ``gdc_wait`` before
+#: touching memory, so the previous kernel's writes are always visible.
+USE_PDL: bool = True
+
+
+@functools.lru_cache(maxsize=16)
+def _has_pdl(device_index: int) -> bool:
+    return torch.cuda.get_device_capability(device_index)[0] >= 9
+
+
+def _pdl_kwargs(pdl: bool | None, device: torch.device) -> dict:
+    """Kernel kwargs for PDL: the ``PDL`` constexpr and, when on, Triton's ``launch_pdl`` option."""
+    if INTERPRETED or device.type != "cuda":
+        on = False
+    elif pdl is None:
+        on = USE_PDL and _has_pdl(device.index if device.index is not None else 0)
+    else:
+        on = pdl
+    return {"PDL": True, "launch_pdl": True} if on else {"PDL": False}
 
 
 def _check_row_major(t: torch.Tensor, name: str) -> None:
@@ -273,6 +327,8 @@ def dual_rmsnorm_launch(
     num_warps: int | None = None,
     split: bool | None = False,
     seg_major: bool = True,
+    store_cs: bool = False,
+    pdl: bool | None = None,
 ) -> None:
     """Launch the dual kernel: ``out1 = rmsnorm(a, w1, eps1)``, ``out2 = rmsnorm(b, w2, eps2)``.
 
@@ -288,6 +344,9 @@ def dual_rmsnorm_launch(
         rows_per_program, num_warps: override :func:`launch_config` (benchmarks).
         split: passed to :func:`tiles`; False (one tile) measured fastest on an H200.
         seg_major: program order, segment index fastest (default) or row fastest.
+        store_cs: store with the streaming cache hint ``.cs``.
+        pdl: launch with programmatic dependent launch (``gdc_wait`` before any memory access, so
+            the result is the same); None = :data:`USE_PDL` on a GPU of compute capability >= 9.
 
     Raises:
         ValueError: on shapes that do not line up or a non-contiguous last dimension.
@@ -319,7 +378,7 @@ def dual_rmsnorm_launch(
         d1, d2, float(d1), float(d2), float(eps1), float(eps2),
         ROWS=rows, BLOCK1=block1, TAIL1=tail1, BLOCK2=block2, TAIL2=tail2,
         HF_ORDER=CONVENTIONS[convention], RNE_BF16=INTERPRETED, SEG_MAJOR=seg_major,
-        num_warps=warps,
+        STORE_CS=store_cs, **_pdl_kwargs(pdl, a.device), num_warps=warps,
     )  # fmt: skip
 
 
@@ -334,6 +393,8 @@ def grouped_rmsnorm_launch(
     num_warps: int | None = None,
     split: bool | None = False,
     seg_major: bool = True,
+    store_cs: bool = False,
+    pdl: bool | None = None,
 ) -> None:
     """Launch the grouped kernel: chunk ``i`` of ``x`` normalised with ``weights[i]``, one launch.
 
@@ -346,6 +407,9 @@ def grouped_rmsnorm_launch(
         rows_per_program, num_warps: override :func:`launch_config` (benchmarks).
         split: passed to :func:`tiles`; False (one tile) measured fastest on an H200.
         seg_major: program order, segment index fastest (default) or row fastest.
+        store_cs: store with the streaming cache hint ``.cs``.
+        pdl: launch with programmatic dependent launch (``gdc_wait`` before any memory access, so
+            the result is the same); None = :data:`USE_PDL` on a GPU of compute capability >= 9.
 
     Raises:
         ValueError: on shapes that do not line up or a non-contiguous last dimension.
@@ -371,5 +435,5 @@ def grouped_rmsnorm_launch(
         x.stride(0), out.stride(0), h, h, weights.stride(0), h, float(h), float(eps),
         ROWS=rows, BLOCK=block, TAIL=tail,
         HF_ORDER=CONVENTIONS[convention], RNE_BF16=INTERPRETED, SEG_MAJOR=seg_major, N_SEG=k,
-        num_warps=warps,
+        STORE_CS=store_cs, **_pdl_kwargs(pdl, x.device), num_warps=warps,
     )  # fmt: skip
