@@ -291,6 +291,13 @@ USE_PDL: bool = True
 
 @functools.lru_cache(maxsize=16)
 def _has_pdl(device_index: int) -> bool:
+    """sm90+ and a Triton that has ``gdc_wait`` (older releases lack PDL: fall back to plain launch)."""
+    try:
+        from triton.language.extra import cuda as tl_cuda
+    except ImportError:
+        return False
+    if not hasattr(tl_cuda, "gdc_wait") or not hasattr(tl_cuda, "gdc_launch_dependents"):
+        return False
     return torch.cuda.get_device_capability(device_index)[0] >= 9
 
 
