@@ -530,8 +530,13 @@ def rule_vocab(ctx: CheckContext) -> Iterable[Finding]:
                         code,
                         "error",
                         "any",
-                        f"d2t is not a valid offset map ({ev['reason']}); regenerate it from the "
-                        "sorted list of kept target ids",
+                        f"d2t is not a valid offset map ({ev['reason']}"
+                        + (
+                            f": draft id {ev['draft_id']} -> target id {ev['target_id']}, vocab {V}"
+                            if "target_id" in ev
+                            else f" at draft id {ev['draft_id']}: target ids {ev['target_ids']}"
+                        )
+                        + "); regenerate it from the sorted list of kept target ids",
                         f"{FACTS} §3.4",
                         **ev,
                     )
@@ -1257,7 +1262,7 @@ def _shape(s: tuple[int, ...] | None) -> str:
 
 
 def _bytes(n: int | None) -> str:
-    if n is None:
+    if not n:
         return "-"
     return f"{n / 1e9:.2f} GB" if n >= 1e8 else f"{n / 1e6:.1f} MB"
 
