@@ -81,16 +81,21 @@ def _cache_complete(snap: Path) -> bool:
     return True
 
 
+def _unreachable(what: str) -> SourceError:
+    """The one error for "no network path to the Hub and no cached copy"."""
+    return SourceError(
+        f"cannot reach the Hub for {what}, and it is not in the HF cache ({hub_cache_dir()})",
+        hint="check the name and the network, or pass a local directory or snapshot; set "
+        "HF_HUB_OFFLINE=1 to skip the Hub",
+    )
+
+
 def _hub_error(exc: Exception, repo_id: str, revision: str | None) -> SourceError:
     from huggingface_hub import errors
 
     rev = f"@{revision}" if revision else ""
     if isinstance(exc, errors.LocalEntryNotFoundError):
-        return SourceError(
-            f"cannot reach the Hub for {repo_id}{rev}, and it is not in the HF cache ({hub_cache_dir()})",
-            hint="check the name and the network, or pass a local directory or snapshot; set "
-            "HF_HUB_OFFLINE=1 to skip the Hub",
-        )
+        return _unreachable(f"{repo_id}{rev}")
     if isinstance(exc, errors.GatedRepoError):
         return SourceError(
             f"Hub repo {repo_id}{rev} is gated",
@@ -148,11 +153,7 @@ def load_from_hub(repo_id: str, revision: str | None, *, need_tensors: bool = Tr
 
     _quiet_hub_logs()
     if not _hub_reachable():
-        raise SourceError(
-            f"cannot reach the Hub for {repo_id}, and it is not in the HF cache ({hub_cache_dir()})",
-            hint="check the name and the network, or pass a local directory or snapshot; set "
-            "HF_HUB_OFFLINE=1 to skip the Hub",
-        )
+        raise _unreachable(repo_id)
     try:
         config_path = hf_hub_download(
             repo_id, "config.json", revision=revision, cache_dir=str(hub_cache_dir())
