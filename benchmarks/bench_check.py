@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_inspect  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
-FIXTURES = REPO.parent / "shared" / "fixtures" / "configs"
+FIXTURES = REPO / "tests" / "fixtures" / "configs"
 TARGET_S = 2.0
 
 

@@ -37,7 +37,7 @@ from recipecli.testing.builder import write_checkpoint
 from recipecli.testing.specs import draft_specs, valid_vocab_map
 
 REPO = Path(__file__).resolve().parents[1]
-FIXTURE = REPO.parent / "shared" / "fixtures" / "configs" / "SafeAILab__EAGLE3-traineagle3-config"
+FIXTURE = REPO / "tests" / "fixtures" / "configs" / "SafeAILab__EAGLE3-traineagle3-config"
 
 
 def build_source(root: Path) -> Path:

@@ -1,7 +1,7 @@
 """Benchmark `recipecli inspect` on a full-size sparse DeepSeek-V3 checkpoint (issue 2).
 
 Builds once (cached in ``--workdir``) a 163-shard, ~688.6 GB apparent checkpoint from
-``../shared/fixtures/configs/deepseek-ai__DeepSeek-V3/config.json`` with
+``tests/fixtures/configs/deepseek-ai__DeepSeek-V3/config.json`` with
 :func:`recipecli.testing.specs.target_specs` (large tensors are holes of sparse files, so it
 costs a few MB of disk), then prints:
 
@@ -33,7 +33,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 CONFIG = (
-    REPO.parent / "shared" / "fixtures" / "configs" / "deepseek-ai__DeepSeek-V3" / "config.json"
+    REPO / "tests" / "fixtures" / "configs" / "deepseek-ai__DeepSeek-V3" / "config.json"
 )
 
 INSPECT_TARGET_S = 1.5

@@ -1,6 +1,6 @@
 """Build the bundled example snapshots in recipecli/data/examples/ from the fixture configs.
 
-    python scripts/build_examples.py [--fixtures ../shared/fixtures/configs]
+    python scripts/build_examples.py [--fixtures tests/fixtures/configs]
 
 Target: meta-llama/Llama-3.1-8B-Instruct, from the Meta-Llama-3.1-8B fixture config (the Instruct
 config differs only in eos_token_id, set here to the Instruct value). Draft:
@@ -27,7 +27,7 @@ OUT = ROOT / "recipecli" / "data" / "examples"
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--fixtures", default=str(ROOT.parent / "shared" / "fixtures" / "configs"))
+    ap.add_argument("--fixtures", default=str(ROOT / "tests" / "fixtures" / "configs"))
     args = ap.parse_args()
     fx = Path(args.fixtures)
     target_cfg = json.loads((fx / "meta-llama__Meta-Llama-3.1-8B" / "config.json").read_text())

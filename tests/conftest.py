@@ -1,7 +1,7 @@
 """Shared pytest fixtures for recipecli tests.
 
-``FIXTURES`` is the directory of real public ``config.json`` files (``../shared/fixtures/configs``
-next to the repository); derive expected values from them BY HAND, never from the code under test.
+``FIXTURES`` is the directory of real public ``config.json`` files (``tests/fixtures/configs``,
+each with a ``SOURCE.txt`` naming where it came from); derive expected values from them BY HAND, never from the code under test.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-FIXTURES = REPO_ROOT.parent / "shared" / "fixtures" / "configs"
+FIXTURES = REPO_ROOT / "tests" / "fixtures" / "configs"
 
 
 def load_fixture_config(name: str) -> dict[str, Any]:
