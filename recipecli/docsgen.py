@@ -4,7 +4,7 @@ For a set of recipes this builds, as data and then through Jinja2 templates in `
 (``docs_*.md.j2``):
 
 * per engine, ``models-<engine>.md`` in the layout of tokenspeed's ``docs/recipes/models.md``
-  (engine-facts §5): ``# Model Recipes``, a short intro, one ``##`` per recipe ``family`` with the
+  (lightseekorg/tokenspeed docs/recipes/models.md): ``# Model Recipes``, a short intro, one ``##`` per recipe ``family`` with the
   recipe's prose and a fenced ``bash`` block (one flag per line, `` \\`` continuations), ``###``
   per further hardware variant, ``Notes:`` bullets, measured results when the recipe links them,
   and a closing ``## Tuning Order``;

@@ -1,6 +1,6 @@
 """The canonical EAGLE3 draft model: every draft format normalised into one typed description.
 
-Formats (engine-facts §2): A original EAGLE release, B SpecForge/SGLang, C NVIDIA ModelOpt export,
+Formats (docs/check.md#draft-formats): A original EAGLE release, B SpecForge/SGLang, C NVIDIA ModelOpt export,
 D vllm-project/speculators, F vLLM-internal/AngelSlim; NeMo and nebius drafts are recognised
 read-only. Every value keeps the config key it came from (``sources``), so `check --json` can show
 where each number was read and `convert` can translate by meaning.
@@ -29,7 +29,7 @@ FORMAT_NAMES: Mapping[str, str] = {
     "nebius": "nebius one-layer LlamaForCausalLM with truncated_vocab_size (read-only)",
 }
 
-#: ``eagle_config`` keys only ModelOpt's exporter writes (engine-facts §2 C; ModelOpt hf_spec_export.py)
+#: ``eagle_config`` keys only ModelOpt's exporter writes (NVIDIA Model-Optimizer modelopt/torch/export/plugins/hf_spec_export.py)
 MODELOPT_EAGLE_KEYS = frozenset(
     {
         "use_input_layernorm_in_first_layer",
@@ -41,7 +41,7 @@ MODELOPT_EAGLE_KEYS = frozenset(
     }
 )
 
-#: ``norm_output`` meaning by format (engine-facts §3.3)
+#: ``norm_output`` meaning by format (speculators PR #610: Eagle 3.1 chaining; SpecForge: norm before the head)
 NORM_OUTPUT_MEANING: Mapping[str, str] = {
     "A": "norm-before-head",
     "B": "norm-before-head",
@@ -64,7 +64,7 @@ DTYPE_NAMES: Mapping[str, str] = {
 def detect_format(
     config: Mapping[str, Any], tensor_names: frozenset[str] | set[str] = frozenset()
 ) -> DraftFormat | None:
-    """Detect the draft format of ``config`` (engine-facts §2 detection order).
+    """Detect the draft format of ``config`` (docs/check.md#draft-formats).
 
     ``speculators_model_type`` → D; an architecture containing ``Eagle3``/``EAGLE3`` → B, C, F or
     NeMo by name and ``eagle_config`` keys; a one-layer Llama with ``draft_vocab_size`` → A (a
@@ -101,7 +101,7 @@ def detect_format(
 class DraftModel:
     """A draft checkpoint in canonical form.
 
-    Shapes use engine-facts notation: H draft hidden, nh/nkv heads, hd head_dim (explicit, never
+    Shapes use the notation of docs/engines/vllm.md: H draft hidden, nh/nkv heads, hd head_dim (explicit, never
     assumed H/nh when the config gives it), I intermediate, V draft ``vocab_size`` (should equal the
     target's), Vd ``draft_vocab_size`` (None in config means V), Ht target hidden the ``fc`` expects
     (``target_hidden_size``, else H), k aux hidden states (len of the aux ids, else 3).
@@ -125,7 +125,7 @@ class DraftModel:
     nh: int | None
     nkv: int | None
     hd: int | None
-    I: int | None  # noqa: E741 - engine-facts notation
+    I: int | None  # noqa: E741 - the field's notation
     layers: int | None
     eps: float | None
     dtype: str | None
@@ -210,7 +210,7 @@ TOP_ROLES: Mapping[str, str] = {
 
 
 def role_name(role: str, layer_prefix: str, tensor_prefix: str = "") -> str:
-    """Tensor name of ``role`` under the given naming (engine-facts §1 table)."""
+    """Tensor name of ``role`` under the given naming (flat ``midlayer.*`` or speculators ``layers.0.*`` naming)."""
     if role in LAYER_ROLES:
         return f"{tensor_prefix}{layer_prefix}{LAYER_ROLES[role]}"
     if role.startswith("fc_norm."):
@@ -419,7 +419,7 @@ def canonical_draft(ck: Checkpoint) -> DraftModel:
 
 
 def expected_shapes(d: DraftModel) -> dict[str, tuple[int, ...]]:
-    """Expected shape of every tensor role of ``d`` (engine-facts §1), for roles whose sizes are known.
+    """Expected shape of every tensor role of ``d`` (docs/engines/vllm.md#tensors), for roles whose sizes are known.
 
     Only the GQA layer-0 layout is described (q/k/v take 2H inputs). Optional roles (lm_head,
     embed_tokens, d2t, t2d, input_norm, fc_norm.i) are included; callers decide presence rules.

@@ -2,7 +2,7 @@
 
 A finding is data: a stable ``code``, a ``severity``, the ``engine`` it concerns, the TP size when
 it depends on it, a one-line ``message`` that says what to change, the ``evidence`` (numbers), and
-the ``source`` of the engine rule (engine-facts section, file or PR).
+the ``source`` of the engine rule (engine repository, version, file and function, PR or issue).
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ class Finding:
         message: one line that says what is wrong and what to change.
         tp: tensor-parallel size when the verdict depends on it, else None.
         evidence: the numbers behind the verdict (expected vs found, shapes, ids).
-        source: where the engine rule comes from (engine-facts section, file, PR).
+        source: where the engine rule comes from (engine repository, version, file, function, PR).
     """
 
     code: str

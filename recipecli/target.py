@@ -10,15 +10,15 @@ from recipecli.checkpoint.model import Checkpoint
 from recipecli.configcheck import validate_text_geometry
 
 #: Text-model architectures whose token embedding tokenspeed builds REPLICATED (no TP args) since
-#: tokenspeed PR #837 (seed 004: MiniMaxM3Model.resolve_embed); every other target shards it
-#: over attention TP (engine-facts §5).
+#: lightseekorg/tokenspeed PR #837 (MiniMaxM3Model.resolve_embed); every other target shards it
+#: over attention TP (docs/engines/tokenspeed.md#sharing).
 TOKENSPEED_REPLICATED_EMBED_MODEL_TYPES = frozenset({"minimax_m3", "minimax_m3_vl"})
 TOKENSPEED_REPLICATED_EMBED_ARCH_PREFIXES = ("MiniMaxM3",)
 
 
 @dataclass(frozen=True)
 class TargetModel:
-    """Target geometry from the TEXT config (engine-facts §3.7).
+    """Target geometry from the TEXT config (wrapped targets: docs/engines/vllm.md#target-config).
 
     Attributes:
         H: text ``hidden_size``; V: text ``vocab_size``; L: ``num_hidden_layers``;

@@ -51,7 +51,7 @@ Naming conventions (documented choices where the real checkpoints differ or were
   [out, in/16] + ``weight_scale_2`` F32 [] + ``input_scale`` F32 []; MXFP8 → ``weight`` F8_E4M3
   [out, in] + ``weight_scale`` U8 [out, in/32].
 
-Drafts follow engine-facts §1 exactly (see :func:`draft_specs`).
+Drafts follow the EAGLE3 draft anatomy of docs/engines/vllm.md exactly (see :func:`draft_specs`).
 """
 
 from __future__ import annotations
@@ -439,7 +439,7 @@ def target_specs(config: Mapping[str, Any]) -> list[TensorSpec]:
 
 
 def valid_vocab_map(V: int, Vd: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """A valid draft→target vocabulary map (engine-facts §3.4).
+    """A valid draft→target vocabulary map (offsets: target_id = draft_id + d2t[draft_id]; docs/engines/vllm.md#vocabulary-maps).
 
     Args:
         V: target vocabulary size.
@@ -464,7 +464,7 @@ def draft_geometry(config: Mapping[str, Any]) -> dict[str, int]:
     """H, nh, nkv, hd, I, V, Vd of a draft config (flat, or speculators' ``transformer_layer_config``).
 
     ``hd`` is ``head_dim`` when present, else H // nh; ``Vd`` is ``draft_vocab_size`` when set,
-    else V (engine-facts §1 notation).
+    else V (notation of docs/engines/vllm.md).
 
     Raises:
         ValueError: a needed field is missing or null.
@@ -494,7 +494,7 @@ def draft_specs(
     fc_norm: bool = False,
     norm_before_fc: bool = False,
 ) -> list[TensorSpec]:
-    """Full-size tensor specs of a one-layer EAGLE3 draft, per engine-facts §1's table.
+    """Full-size tensor specs of a one-layer EAGLE3 draft, as vLLM's Eagle3LlamaForCausalLM allocates them (docs/engines/vllm.md#tensors).
 
     Shapes (H draft hidden, Ht = ``target_hidden`` or ``target_hidden_size`` or H):
     q [nh*hd, 2H]; k/v [nkv*hd, 2H]; o [H, nh*hd]; gate/up [I, H]; down [H, I];
