@@ -42,7 +42,7 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-# Hints for removed flags: what to write instead (from vLLM's release notes / engine-facts §4).
+# Hints for removed flags: what to write instead (vLLM release notes; docs/engines/vllm.md#removed-flags).
 REMOVED_HINTS: dict[str, str] = {
     "--rope-scaling": "removed from vLLM; pass it as --hf-overrides '{\"rope_scaling\": {...}}'",
     "--rope-theta": "removed from vLLM; pass it as --hf-overrides '{\"rope_theta\": ...}'",
@@ -148,6 +148,131 @@ def kind_of_annotation(annotation: str | None) -> str:
     return "value"
 
 
+_WRAPPERS = ("Annotated", "SkipValidation", "InitVar", "Optional", "Union", "ClassVar")
+_BUILTINS = {"int", "float", "str", "bool", "bytes", "dict", "list", "tuple", "set", "None", "Any"}
+
+
+def _union_members(node: ast.expr) -> list[ast.expr]:
+    """Flatten ``A | B``, ``Optional[A]``, ``Union[A, B]``, ``Annotated[A, ...]`` and
+    ``SkipValidation[A]`` into their member type expressions."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+        return _union_members(node.left) + _union_members(node.right)
+    if isinstance(node, ast.Subscript):
+        base = ast.unparse(node.value).rsplit(".", 1)[-1]
+        if base in _WRAPPERS:
+            items = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+            if base == "Annotated":
+                items = items[:1]
+            out: list[ast.expr] = []
+            for item in items:
+                out.extend(_union_members(item))
+            return out
+    return [node]
+
+
+def _name(node: ast.expr) -> str:
+    """Base name of a type expression (``list`` for ``list[str]``, ``None`` for None)."""
+    if isinstance(node, ast.Constant) and node.value is None:
+        return "None"
+    if isinstance(node, ast.Subscript):
+        return ast.unparse(node.value).rsplit(".", 1)[-1]
+    return ast.unparse(node).rsplit(".", 1)[-1]
+
+
+def value_type_of_annotation(annotation: str | None) -> dict:
+    """The value type of a config-dataclass field's flag, in the order vLLM's
+    ``vllm/engine/arg_utils.py`` ``_compute_kwargs`` decides it: a dataclass -> ``json``;
+    ``bool | str | None`` -> ``optional``; a bool -> ``bool``; ``Literal[...]`` -> ``str`` with
+    ``choices``; ``list``/``tuple``/``set`` -> ``nargs: "+"`` with the element type; ``int``;
+    ``float``; ``dict`` with ``str`` or a non-builtin -> ``json_or_str``; ``dict`` -> ``json``;
+    anything else (``str``, enums, other classes) -> ``str``.
+
+    Returns:
+        ``{"type": ..., "choices"?: [...], "nargs"?: "+"}``.
+    """
+    if annotation is None:
+        return {"type": "str"}
+    try:
+        tree = ast.parse(annotation, mode="eval").body
+    except SyntaxError:
+        return {"type": "str"}
+    members = _union_members(tree)
+    names = [_name(m) for m in members]
+    non_none = [n for n in names if n != "None"]
+    if any(n.endswith("Config") for n in non_none):
+        return {"type": "json"}
+    if set(names) == {"bool", "str", "None"} or set(names) == {"bool", "str"}:
+        return {"type": "optional"}
+    if "bool" in names:
+        return {"type": "bool"}
+    literals = [m for m in members if _name(m) == "Literal" and isinstance(m, ast.Subscript)]
+    if literals:
+        values: list = []
+        for lit in literals:
+            elts = lit.slice.elts if isinstance(lit.slice, ast.Tuple) else [lit.slice]
+            values.extend(e.value for e in elts if isinstance(e, ast.Constant))
+        if values and all(isinstance(v, str) for v in values) and "str" not in names:
+            return {"type": "str", "choices": sorted(set(values), key=values.index)}
+        if values and all(isinstance(v, int) for v in values):
+            return {"type": "int", "choices": [str(v) for v in values]}
+        return {"type": "str"}
+    for coll in ("tuple", "list", "set"):
+        found = [m for m in members if _name(m) == coll]
+        if found:
+            node = found[0]
+            elem = "str"
+            if isinstance(node, ast.Subscript):
+                first = node.slice.elts[0] if isinstance(node.slice, ast.Tuple) else node.slice
+                elem = value_type_of_annotation(ast.unparse(first))["type"]
+            return {"type": elem if elem in ("int", "float", "str") else "str", "nargs": "+"}
+    if "int" in names:
+        return {"type": "int"}
+    if "float" in names:
+        return {"type": "float"}
+    if "dict" in names or "Dict" in names:
+        others = [n for n in non_none if n not in ("dict", "Dict")]
+        if "str" in others or any(n not in _BUILTINS for n in others):
+            return {"type": "json_or_str"}
+        return {"type": "json"}
+    return {"type": "str"}
+
+
+def _explicit_type(call: ast.Call) -> dict:
+    """The value type of a literal ``add_argument`` call: its ``type=``, ``choices=`` and
+    ``nargs=`` keywords (``type=int`` -> int, ``float`` -> float, ``json.loads`` -> json, any
+    other -> str; ``action=store_true`` -> ``switch``); only the keys the call states."""
+    out: dict = {}
+    for kw in call.keywords:
+        text = ast.unparse(kw.value)
+        if kw.arg == "type":
+            base = text.rsplit(".", 1)[-1]
+            if "json" in text:
+                out["type"] = "json"
+            elif base in ("int", "float"):
+                out["type"] = base
+            elif "human_readable_int" in text:
+                out["type"] = "int"
+            else:
+                out["type"] = "str"
+        elif kw.arg == "choices" and isinstance(kw.value, (ast.List, ast.Tuple)):
+            vals = [e.value for e in kw.value.elts if isinstance(e, ast.Constant)]
+            if vals:
+                out["choices"] = [str(v) for v in vals]
+        elif kw.arg == "nargs":
+            value = text.strip("'\"")
+            if value in ("+", "*"):
+                out["nargs"] = value
+            elif value == "?":
+                out["nargs"] = "?"
+        elif kw.arg == "action":
+            action = text.strip("'\"")
+            if action in ("store_true", "store_false", "store_const", "count"):
+                out["type"] = "switch"
+            elif "BooleanOptionalAction" in text:
+                out["type"] = "bool"
+    return out
+
+
 def _literal_options(call: ast.Call) -> list[str]:
     return [
         a.value
@@ -191,12 +316,31 @@ def _kwargs_field(call: ast.Call, aliases: dict[str, tuple[str, str]]) -> tuple[
     return None
 
 
-def _add(flags: dict[str, dict], options: list[str], kind: str, dest: str | None) -> None:
-    """Register ``options`` (and their negative forms for booleans) into ``flags``."""
+def _add(
+    flags: dict[str, dict],
+    options: list[str],
+    kind: str,
+    dest: str | None,
+    vtype: dict | None = None,
+) -> None:
+    """Register ``options`` (and their negative forms for booleans) into ``flags``; ``vtype``
+    (:func:`value_type_of_annotation` / :func:`_explicit_type`) adds ``type``, ``choices`` and
+    ``nargs`` to value-taking flags (switches get ``type: switch``)."""
     long_opts = [o for o in options if o.startswith("--")]
     canonical = long_opts[0] if long_opts else options[0]
+    typed: dict = {}
+    if kind in ("bool", "flag"):
+        typed = {"type": "switch"}
+    elif kind == "json":
+        typed = {"type": "json"}
+    elif kind == "optional":
+        typed = {"type": "optional"}
+    elif vtype:
+        typed = {k: v for k, v in vtype.items() if k in ("type", "choices", "nargs")}
+        if typed.get("type") in ("switch", "bool", "optional"):
+            typed["type"] = "str"
     for opt in options:
-        entry = {"kind": kind}
+        entry = {"kind": kind, **typed}
         if opt != canonical:
             entry["alias_of"] = canonical
         if dest:
@@ -251,13 +395,17 @@ def engine_flags(text: str, annotations: dict[str, dict[str, str]]) -> dict[str,
         kind = _explicit_action(node)
         ref = _kwargs_field(node, aliases)
         dest = ref[1] if ref else None
-        if kind is None and ref is not None:
+        vtype: dict = {"type": "str"}
+        if ref is not None:
             cls = kwargs_class.get(ref[0])
             ann = annotations.get(cls, {}).get(ref[1]) if cls else None
             if ann is None:
                 ann = engine_fields.get(ref[1])
-            kind = kind_of_annotation(ann)
-        _add(flags, options, kind or "value", dest)
+            if kind is None:
+                kind = kind_of_annotation(ann)
+            vtype = value_type_of_annotation(ann)
+        vtype.update(_explicit_type(node))
+        _add(flags, options, kind or "value", dest, vtype)
     return flags
 
 
@@ -273,10 +421,17 @@ def frontend_flags(text: str, annotations: dict[str, dict[str, str]]) -> dict[st
         ):
             options = _literal_options(node)
             if options:
-                _add(flags, options, _explicit_action(node) or "value", None)
+                vtype = {"type": "str", **_explicit_type(node)}
+                _add(flags, options, _explicit_action(node) or "value", None, vtype)
     for cls in FRONTEND_CLASSES:
         for name, ann in annotations.get(cls, {}).items():
-            _add(flags, ["--" + name.replace("_", "-")], kind_of_annotation(ann), name)
+            _add(
+                flags,
+                ["--" + name.replace("_", "-")],
+                kind_of_annotation(ann),
+                name,
+                value_type_of_annotation(ann),
+            )
     return flags
 
 
@@ -292,7 +447,8 @@ def bench_flags(texts: list[str]) -> dict[str, dict]:
             ):
                 options = _literal_options(node)
                 if options:
-                    _add(flags, options, _explicit_action(node) or "value", None)
+                    vtype = {"type": "str", **_explicit_type(node)}
+                    _add(flags, options, _explicit_action(node) or "value", None, vtype)
     return flags
 
 
