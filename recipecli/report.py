@@ -1,8 +1,10 @@
 """A/B reports from `vllm bench serve --save-result` JSON files and lm-eval result files.
 
-The report is the table of seed 000 (vLLM's fused EAGLE3 layer-0 RMSNorm PR): completed / failed,
-output and total throughput per GPU, mean TPOT, mean TTFT, acceptance rate and length, duration,
-and eval scores, with a change column that knows which direction is better.
+The report is the A/B table of vLLM PR #47391 (fused EAGLE3 layer-0 RMSNorm + concat):
+completed / failed, output and total throughput per GPU, TPOT, TTFT, ITL and E2EL (mean,
+median, p99 when the files carry them), acceptance rate and length, duration and eval scores,
+with a change column that knows which direction is better and how much of a change the runs
+can support, and notes that read the A/B the way a reviewer does (docs/report.md).
 
 Everything the report knows about a metric lives in data tables, not in code paths:
 
@@ -10,17 +12,22 @@ Everything the report knows about a metric lives in data tables, not in code pat
 - :data:`WORDINGS`: how a rise and a fall read ("+64.10%", "37.03% lower", "39.06% faster").
 - :data:`WORKLOAD_KEYS`: what must match between A and B (and between repeated runs of one side).
 - :data:`REQUIRED_BENCH_KEYS`: keys without which a bench file is refused.
+- :data:`NOTE_CODES`: the stable codes of the notes (diagnostics), with their severity.
 
-Bench JSON layout (engine-facts §4; `vllm/benchmarks/serve.py`, `main`): the file is one object
-that merges the run's setup (`date`, `backend`/`endpoint_type`, `label`, `model_id`,
-`tokenizer_id`, `num_prompts`, every `--metadata KEY=VALUE` as a top-level string,
-`request_rate` (a number, or the string ``"inf"``), `burstiness`, `max_concurrency` (null when
-unset)) with the measured result (`duration` s, `completed`, `failed`, `total_input_tokens`,
-`total_output_tokens`, `request_throughput`, `output_throughput` and `total_token_throughput`
-in tok/s summed over all GPUs, `mean_ttft_ms`, `mean_tpot_ms`, …, and with spec decode
-`spec_decode_acceptance_rate` (percent) and `spec_decode_acceptance_length`). The dataset name
-and `--random-input-len` / `--random-output-len` are NOT saved unless passed via `--metadata`;
-the report therefore compares the observed mean input and output tokens per completed request
+Bench JSON layout (vllm v0.33.0 `vllm/benchmarks/serve.py`: `main_async` writes the setup,
+`benchmark` the results): the file is one object that merges the run's setup (`date`,
+`backend`/`endpoint_type`, `label`, `model_id`, `tokenizer_id`, `num_prompts`, every
+`--metadata KEY=VALUE` as a top-level string, `request_rate` (a number, or the string
+``"inf"``), `burstiness`, `max_concurrency` (null when unset)) with the measured result
+(`duration` s, `completed`, `failed`, `total_input_tokens`, `total_output_tokens`,
+`request_throughput`, `output_throughput` and `total_token_throughput` in tok/s summed over all
+GPUs, `mean_/median_/std_/p99_{ttft,tpot,itl}_ms` by default (`e2el` with
+`--percentile-metrics`; other percentiles with `--metric-percentiles`), and with speculative
+decoding `spec_decode_acceptance_rate` (percent of drafted tokens accepted),
+`spec_decode_acceptance_length` (1 + accepted / drafts), `spec_decode_num_drafts`,
+`spec_decode_draft_tokens` and `spec_decode_accepted_tokens`). The dataset name and
+`--random-input-len` / `--random-output-len` are NOT saved unless passed via `--metadata`; the
+report therefore compares the observed mean input and output tokens per completed request
 (`total_*_tokens / completed`) and any declared metadata keys present on both sides.
 
 lm-eval layout: ``{"results": {TASK: {"METRIC,FILTER": value, "METRIC_stderr,FILTER": value
@@ -39,11 +46,14 @@ from pathlib import Path
 from typing import Any, Literal
 
 from recipecli.errors import MissingDependencyError, ReportError, UsageError
-from recipecli.findings import Finding
+from recipecli.findings import Finding, Severity
 
 Better = Literal["higher", "lower"]
 ChangeKind = Literal["relative", "points"]
-Verdict = Literal["improvement", "regression", "same", "n/a"]
+#: improvement / regression only for a significant change; "unknown" when the spread is unknown
+#: (one run on a side, no lm-eval stderr); "not_significant" when the interval contains 0.
+Verdict = Literal["improvement", "regression", "same", "n/a", "unknown", "not_significant"]
+Significance = Literal["significant", "not_significant", "unknown"]
 
 # ------------------------------------------------------------------------------------------
 # Data tables
@@ -67,15 +77,16 @@ class MetricSpec:
 
     Attributes:
         key: the row id in the JSON report.
-        source: the `vllm bench serve` result key (engine-facts §4).
+        source: the `vllm bench serve` result key (vllm v0.33.0 `vllm/benchmarks/serve.py`).
         label: the row label; ``per_gpu`` rows get " / GPU" appended when ``--gpus`` is given.
-        short: the name used in a regression label, e.g. "TTFT" → "(TTFT regression)".
+        short: the metric's name in a verdict label, e.g. "TTFT" → "(TTFT regression; …)".
         unit: display unit ("tok/s", "ms", "s", "%", or "").
         better: which direction is an improvement.
         wording: a key of :data:`WORDINGS`.
         change: "relative" (percent of the baseline) or "points" (difference of two percents).
         per_gpu: divide by the GPU count (throughputs are summed over all GPUs by vLLM).
-        required: a bench file without this key is refused (else the row shows "—").
+        required: a bench file without this key is refused (else the row shows "—", and a row
+            that neither side has is left out).
         plot: draw this row in the ``--plot`` bar chart of relative changes.
     """
 
@@ -92,7 +103,48 @@ class MetricSpec:
     plot: bool = True
 
 
-#: The metric rows of seed 000's table, in its order (completed / failed is its own row first).
+def _latency_rows(name: str, short: str, *, mean_required: bool) -> tuple[MetricSpec, ...]:
+    """Mean (plotted), median and p99 rows of one `vllm bench serve` latency (ms)."""
+    return (
+        MetricSpec(
+            f"mean_{name}",
+            f"mean_{name}_ms",
+            f"Mean {short}",
+            short,
+            "ms",
+            "lower",
+            "higher_lower",
+            required=mean_required,
+        ),
+        MetricSpec(
+            f"median_{name}",
+            f"median_{name}_ms",
+            f"Median {short}",
+            f"median {short}",
+            "ms",
+            "lower",
+            "higher_lower",
+            required=False,
+            plot=False,
+        ),
+        MetricSpec(
+            f"p99_{name}",
+            f"p99_{name}_ms",
+            f"P99 {short}",
+            f"p99 {short}",
+            "ms",
+            "lower",
+            "higher_lower",
+            required=False,
+            plot=False,
+        ),
+    )
+
+
+#: The metric rows, in table order (completed / failed is its own row first). Mean TPOT and
+#: TTFT are required (vLLM PR #47391's table); ITL and E2EL rows and every median / p99 row
+#: appear when a file carries them (vLLM saves TTFT, TPOT and ITL percentiles by default, E2EL
+#: with `--percentile-metrics ttft,tpot,itl,e2el`).
 METRICS: tuple[MetricSpec, ...] = (
     MetricSpec(
         "output_throughput",
@@ -114,8 +166,10 @@ METRICS: tuple[MetricSpec, ...] = (
         "signed",
         per_gpu=True,
     ),
-    MetricSpec("mean_tpot", "mean_tpot_ms", "Mean TPOT", "TPOT", "ms", "lower", "higher_lower"),
-    MetricSpec("mean_ttft", "mean_ttft_ms", "Mean TTFT", "TTFT", "ms", "lower", "higher_lower"),
+    *_latency_rows("tpot", "TPOT", mean_required=True),
+    *_latency_rows("ttft", "TTFT", mean_required=True),
+    *_latency_rows("itl", "ITL", mean_required=False),
+    *_latency_rows("e2el", "E2EL", mean_required=False),
     MetricSpec(
         "acceptance_rate",
         "spec_decode_acceptance_rate",
@@ -154,7 +208,14 @@ REQUIRED_BENCH_KEYS: tuple[str, ...] = (
     *(m.source for m in METRICS if m.required),
 )
 
-#: Keys that must hold a finite number (bool is not a number here).
+#: Speculative-decoding counters vLLM saves next to the acceptance rate and length (optional).
+SPEC_COUNT_KEYS: tuple[str, ...] = (
+    "spec_decode_num_drafts",
+    "spec_decode_draft_tokens",
+    "spec_decode_accepted_tokens",
+)
+
+#: Keys that must hold a finite number (bool is not a number here); optional ones may be null.
 NUMERIC_BENCH_KEYS: tuple[str, ...] = (
     "num_prompts",
     "completed",
@@ -162,6 +223,7 @@ NUMERIC_BENCH_KEYS: tuple[str, ...] = (
     "total_input_tokens",
     "total_output_tokens",
     *(m.source for m in METRICS),
+    *SPEC_COUNT_KEYS,
 )
 
 
@@ -197,9 +259,20 @@ class WorkloadKey:
     optional: bool = False
 
 
+#: Workload lengths that `vllm bench serve` saves only when given as `--metadata KEY=VALUE`.
+METADATA_WORKLOAD_KEYS: tuple[str, ...] = (
+    "dataset_name",
+    "random_input_len",
+    "random_output_len",
+    "random_range_ratio",
+    "input_len",
+    "output_len",
+)
+
 #: What "the same workload" means. `dataset_name`, `random_input_len` & co. are not saved by
-#: `vllm bench serve` (engine-facts §4); they are compared when both files carry them via
-#: `--metadata KEY=VALUE`, and the observed token means stand in for them otherwise.
+#: `vllm bench serve` (vllm v0.33.0 `vllm/benchmarks/serve.py` `main_async`); they are compared
+#: when both files carry them via `--metadata KEY=VALUE`, and the observed token means stand in
+#: for them otherwise.
 WORKLOAD_KEYS: tuple[WorkloadKey, ...] = (
     WorkloadKey("model_id", "model", "model_id"),
     WorkloadKey("num_prompts", "num prompts", "num_prompts"),
@@ -221,25 +294,113 @@ WORKLOAD_KEYS: tuple[WorkloadKey, ...] = (
     ),
     *(
         WorkloadKey(k, k.replace("_", " ") + " (metadata)", k, optional=True)
-        for k in (
-            "dataset_name",
-            "random_input_len",
-            "random_output_len",
-            "random_range_ratio",
-            "input_len",
-            "output_len",
-        )
+        for k in METADATA_WORKLOAD_KEYS
     ),
 )
 
+#: String-valued top-level keys that vLLM writes itself (not `--metadata`): never compared as
+#: settings. `label` and `date` name the run and are expected to differ.
+_NOT_METADATA = frozenset(
+    {"date", "label", "endpoint_type", "backend", "model_id", "request_rate", "ramp_up_strategy"}
+)
+
 #: Optional metric keys: absent or null means "not measured" (e.g. no speculative decoding).
-_OPTIONAL_KEYS = frozenset(m.source for m in METRICS if not m.required)
+_OPTIONAL_KEYS = frozenset([*(m.source for m in METRICS if not m.required), *SPEC_COUNT_KEYS])
 
 DEFAULT_LABELS: tuple[str, str] = ("Baseline", "Candidate")
 _GLOB_CHARS = set("*?[")
 
 # ------------------------------------------------------------------------------------------
-# Loaded inputs
+# Diagnostics: thresholds and codes (docs/report.md, "Notes" explains each threshold)
+# ------------------------------------------------------------------------------------------
+
+#: Below this fraction of drafted tokens accepted, speculative decoding has collapsed. With k
+#: drafted tokens per step the acceptance length is 1 + rate * k, so 10 % with k = 3 is a length
+#: of 1.3: each step gains 0.3 tokens for k draft passes plus a verify pass over k + 1 positions,
+#: about the break-even of an EAGLE3 draft; a loaded, working draft accepts 40-80 %.
+ACCEPTANCE_COLLAPSE_RATE = 0.10
+
+#: Acceptance rates (percentage points) further apart than this between the arms mean the arms
+#: drafted differently: a change that leaves the draft's and target's math alone (a fused
+#: kernel equal up to rounding, a scheduler change) flips only near-tie tokens and moves
+#: acceptance by about a point.
+ACCEPTANCE_CONFOUND_PP = 5.0
+
+#: Acceptance lengths that differ by more than this fraction get the tokens-per-step note.
+ACCEPTANCE_LENGTH_NOTE = 0.05
+
+#: Two-sided 95 % quantiles of Student's t, t(0.975; df), from the standard table (NIST/SEMATECH
+#: e-Handbook of Statistical Methods, section 1.3.6.7.2). A fractional Welch df is floored and
+#: looked up at the largest tabulated df not above it, which widens the interval (conservative).
+T_975: dict[int, float] = {
+    1: 12.706,
+    2: 4.303,
+    3: 3.182,
+    4: 2.776,
+    5: 2.571,
+    6: 2.447,
+    7: 2.365,
+    8: 2.306,
+    9: 2.262,
+    10: 2.228,
+    11: 2.201,
+    12: 2.179,
+    13: 2.160,
+    14: 2.145,
+    15: 2.131,
+    16: 2.120,
+    17: 2.110,
+    18: 2.101,
+    19: 2.093,
+    20: 2.086,
+    21: 2.080,
+    22: 2.074,
+    23: 2.069,
+    24: 2.064,
+    25: 2.060,
+    26: 2.056,
+    27: 2.052,
+    28: 2.048,
+    29: 2.045,
+    30: 2.042,
+    40: 2.021,
+    60: 2.000,
+    120: 1.980,
+}
+#: The normal distribution's 97.5 % quantile (lm-eval stderr intervals).
+Z_975 = 1.960
+CI_LEVEL = 0.95
+WELCH = "Welch t"
+EVAL_NORMAL = "normal approximation from lm-eval stderr"
+
+#: Stable note codes → severity. Codes are a public interface (keep, alias a rename).
+NOTE_CODES: dict[str, Severity] = {
+    "report.failed_requests": "error",
+    "report.workload_differs": "warning",
+    "report.acceptance_collapsed": "warning",
+    "report.acceptance_confounded": "warning",
+    "report.speculative_tokens_differ": "warning",
+    "report.speculative_one_side": "info",
+    "report.metadata_differs": "info",
+    "report.acceptance_vs_tpot": "info",
+    "report.ttft_tpot_tradeoff": "info",
+    "report.single_runs": "info",
+    "report.spread_one_side": "info",
+    "report.repeated_runs": "info",
+}
+
+SRC_BENCH = (
+    "vllm v0.33.0 vllm/benchmarks/serve.py main_async (setup keys) and benchmark (result keys)"
+)
+SRC_ACCEPT = (
+    "vllm v0.33.0 vllm/benchmarks/serve.py benchmark: acceptance_rate = accepted / draft "
+    "tokens x 100, acceptance_length = 1 + accepted / drafts; docs/report.md (Notes)"
+)
+SRC_CONFOUND = "vLLM PR #47391 (its A/B table); docs/report.md (Notes)"
+SRC_NOISE = "docs/report.md (Noise)"
+
+# ------------------------------------------------------------------------------------------
+# Loaded inputs and results
 # ------------------------------------------------------------------------------------------
 
 
@@ -285,7 +446,7 @@ class EvalRun:
 
 @dataclass(frozen=True)
 class Stat:
-    """Mean and min-max of one metric over the repeated runs of one side.
+    """Mean, min-max and sample standard deviation of one metric over one side's runs.
 
     Attributes:
         values: one value per run, in file order.
@@ -313,15 +474,114 @@ class Stat:
         """Largest run value."""
         return max(self.values)
 
+    @property
+    def variance(self) -> float | None:
+        """Sample variance (divisor n - 1), or None for one run (the spread is unknown)."""
+        if self.n < 2:
+            return None
+        m = self.mean
+        return math.fsum((v - m) ** 2 for v in self.values) / (self.n - 1)
+
+    @property
+    def std(self) -> float | None:
+        """Sample standard deviation (divisor n - 1), or None for one run."""
+        var = self.variance
+        return math.sqrt(var) if var is not None else None
+
     def to_dict(self) -> dict[str, Any]:
-        """JSON form: mean, min, max, n and the per-run values."""
+        """JSON form: mean, min, max, n, std (null for one run) and the per-run values."""
         return {
             "mean": self.mean,
             "min": self.min,
             "max": self.max,
             "n": self.n,
+            "std": self.std,
             "values": list(self.values),
         }
+
+
+@dataclass(frozen=True)
+class Spread:
+    """A confidence interval of the difference candidate - baseline, in the row's unit.
+
+    Attributes:
+        method: :data:`WELCH` (repeated runs on both sides) or :data:`EVAL_NORMAL`.
+        level: the confidence level (0.95).
+        low, high: the interval's ends (same unit as the row's delta).
+        df: the Welch degrees of freedom (before flooring), or None.
+    """
+
+    method: str
+    level: float
+    low: float
+    high: float
+    df: float | None = None
+
+    @property
+    def significant(self) -> bool:
+        """True when the interval excludes 0 (a degenerate interval at a non-zero delta too)."""
+        return self.low > 0 or self.high < 0
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form: method, level, low, high, df, significant."""
+        return {
+            "method": self.method,
+            "level": self.level,
+            "low": self.low,
+            "high": self.high,
+            "df": self.df,
+            "significant": self.significant,
+        }
+
+
+def t_quantile_975(df: float) -> float:
+    """t(0.975; df) from :data:`T_975`: df floored, then the largest tabulated df not above it.
+
+    Args:
+        df: degrees of freedom (> 0; values below 1 use df = 1).
+
+    Returns:
+        The quantile (12.706 for df 1, 4.303 for df 2, …, 1.980 from df 120 on).
+    """
+    d = max(1, int(math.floor(df)))
+    return T_975[max(k for k in T_975 if k <= d)]
+
+
+def welch_interval(a: Stat, b: Stat) -> Spread | None:
+    """95 % Welch t interval of mean(b) - mean(a) (unequal variances), or None.
+
+    se = sqrt(s_a^2/n_a + s_b^2/n_b); df = se^4 / ((s_a^2/n_a)^2/(n_a-1) + (s_b^2/n_b)^2/(n_b-1))
+    (Welch-Satterthwaite); interval = delta ± t(0.975; df) * se with :func:`t_quantile_975`.
+
+    Args:
+        a: baseline runs; b: candidate runs.
+
+    Returns:
+        None when a side has fewer than 2 runs (its spread is unknown). When both sides show no
+        spread at all (se = 0) the interval is the point delta itself.
+    """
+    va, vb = a.variance, b.variance
+    if va is None or vb is None:
+        return None
+    delta = b.mean - a.mean
+    qa, qb = va / a.n, vb / b.n
+    se2 = qa + qb
+    if se2 == 0:
+        return Spread(WELCH, CI_LEVEL, delta, delta, None)
+    df = se2**2 / (qa**2 / (a.n - 1) + qb**2 / (b.n - 1))
+    half = t_quantile_975(df) * math.sqrt(se2)
+    return Spread(WELCH, CI_LEVEL, delta - half, delta + half, df)
+
+
+def stderr_interval(delta: float, se_a: float, se_b: float) -> Spread:
+    """95 % normal interval of an lm-eval score difference from the two reported stderrs.
+
+    delta ± 1.96 * sqrt(se_a^2 + se_b^2). The two scores are treated as independent; two runs
+    on the same samples are positively correlated, so the true interval is narrower: this
+    errs on the side of "not significant".
+    """
+    half = Z_975 * math.sqrt(se_a**2 + se_b**2)
+    return Spread(EVAL_NORMAL, CI_LEVEL, delta - half, delta + half, None)
 
 
 @dataclass(frozen=True)
@@ -331,14 +591,24 @@ class Change:
     Attributes:
         delta: candidate mean - baseline mean (in the row's unit), or None.
         relative: delta / baseline mean (a fraction; 0.641 = +64.10 %), or None.
-        verdict: improvement, regression, same, or n/a (a side is missing).
-        text: the change column, e.g. "2.56% higher (TTFT regression)".
+        verdict: improvement or regression (significant only), same, n/a (a side is missing),
+            unknown (spread unknown: a single run, no stderr), not_significant.
+        text: the change column, e.g. "2.56% higher" or
+            "25.00% higher (TPOT regression; 95% CI +10.00% to +40.00%)".
+        direction: "higher", "lower", "same", or None (n/a).
+        favourable: the direction is the better one (None for same / n/a).
+        significance: "significant", "not_significant", "unknown", or None (same / n/a).
+        interval: the confidence interval of ``delta``, or None.
     """
 
     delta: float | None
     relative: float | None
     verdict: Verdict
     text: str
+    direction: str | None = None
+    favourable: bool | None = None
+    significance: Significance | None = None
+    interval: Spread | None = None
 
 
 @dataclass(frozen=True)
@@ -372,7 +642,16 @@ class Row:
     failed: tuple[Stat, Stat] | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON form of the row (plus ``failed`` on the requests row, ``stderr`` on eval rows)."""
+        """JSON form of the row (plus ``failed`` on the requests row, ``stderr`` on eval rows).
+
+        ``interval`` is the confidence interval of ``delta`` (null when the spread is unknown),
+        ``relative_interval`` the same divided by the baseline mean.
+        """
+        c = self.change
+        base = self.baseline.mean if self.baseline else None
+        rel_iv = None
+        if c.interval is not None and base:
+            rel_iv = {"low": c.interval.low / base, "high": c.interval.high / base}
         out = {
             "key": self.key,
             "label": self.label,
@@ -380,10 +659,15 @@ class Row:
             "better": self.better,
             "baseline": self.baseline.to_dict() if self.baseline else None,
             "candidate": self.candidate.to_dict() if self.candidate else None,
-            "delta": self.change.delta,
-            "relative": self.change.relative,
-            "verdict": self.change.verdict,
-            "change": self.change.text,
+            "delta": c.delta,
+            "relative": c.relative,
+            "verdict": c.verdict,
+            "change": c.text,
+            "direction": c.direction,
+            "favourable": c.favourable,
+            "significance": c.significance,
+            "interval": c.interval.to_dict() if c.interval else None,
+            "relative_interval": rel_iv,
         }
         if self.stderr != (None, None):
             out["stderr"] = {"baseline": self.stderr[0], "candidate": self.stderr[1]}
@@ -426,7 +710,8 @@ class Report:
         workload: the baseline's first file's workload values (key → value).
         rows: the table rows, in order.
         differences: workload differences (only non-empty with allow_different_workloads).
-        findings: failed requests (error) and allowed workload differences (warning).
+        findings: every note (diagnostic), in order: errors, then warnings, then info.
+        speculative: per side, the speculative tokens per step and where the number came from.
     """
 
     labels: tuple[str, str]
@@ -438,9 +723,25 @@ class Report:
     rows: tuple[Row, ...]
     differences: tuple[WorkloadDifference, ...] = ()
     findings: tuple[Finding, ...] = field(default_factory=tuple)
+    speculative: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def runs(self) -> tuple[int, int]:
+        """(baseline runs, candidate runs)."""
+        return len(self.baseline_files), len(self.candidate_files)
+
+    def row(self, key: str) -> Row | None:
+        """The row with this key, or None."""
+        return next((r for r in self.rows if r.key == key), None)
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON form of the whole report (what ``--format json`` prints)."""
+        """JSON form of the whole report (what ``--format json`` prints).
+
+        Keys: labels, gpus, files, workload, workload_differences, runs, noise, speculative,
+        rows, findings (full: code, severity, engine, tp, message, evidence, source) and notes
+        (the same diagnostics as ``{code, severity, message}``).
+        """
+        n_a, n_b = self.runs
         return {
             "labels": list(self.labels),
             "gpus": self.gpus,
@@ -459,8 +760,20 @@ class Report:
                 }
                 for d in self.differences
             ],
+            "runs": {"baseline": n_a, "candidate": n_b},
+            "noise": {
+                "spread_known": n_a >= 2 and n_b >= 2,
+                "method": WELCH if n_a >= 2 and n_b >= 2 else None,
+                "level": CI_LEVEL,
+                "eval_method": EVAL_NORMAL,
+            },
+            "speculative": dict(self.speculative),
             "rows": [r.to_dict() for r in self.rows],
             "findings": [f.to_dict() for f in self.findings],
+            "notes": [
+                {"code": f.code, "severity": f.severity, "message": f.message}
+                for f in self.findings
+            ],
         }
 
 
@@ -526,7 +839,9 @@ def _is_number(value: Any) -> bool:
 
 
 def load_bench_run(path: str) -> BenchRun:
-    """Load and validate one `vllm bench serve --save-result` JSON file (engine-facts §4).
+    """Load and validate one `vllm bench serve --save-result` JSON file.
+
+    Keys and types as vllm v0.33.0 `vllm/benchmarks/serve.py` writes them (module docstring).
 
     Args:
         path: the result file.
@@ -577,7 +892,8 @@ def load_bench_run(path: str) -> BenchRun:
 
 #: Figures a run that measured anything has: (bench key, lowest usable value, exclusive?).
 #: Throughputs are completed tokens (requests) over ``duration``, so they are > 0 whenever one
-#: request completed in a positive time (engine-facts §4, ``vllm/benchmarks/serve.py``).
+#: request completed in a positive time (vllm v0.33.0
+#: ``vllm/benchmarks/serve.py`` ``calculate_metrics``).
 USABLE_RUN_BOUNDS: tuple[tuple[str, float, bool], ...] = (
     ("duration", 0.0, True),
     ("completed", 0.0, True),
@@ -694,6 +1010,10 @@ def workload_of(data: Mapping[str, Any]) -> dict[str, Any]:
             out[wk.key] = wk.derive(data)
         elif wk.source in data:
             out[wk.key] = data[wk.source]
+    # vLLM writes an unlimited rate as the string "inf"; a float infinity (``Infinity`` in a
+    # hand-made file) would not be JSON on output, so it is shown the way vLLM writes it.
+    if isinstance(out.get("request_rate"), float) and math.isinf(out["request_rate"]):
+        out["request_rate"] = "inf"
     return out
 
 
@@ -750,6 +1070,17 @@ def compare_workloads(runs: Sequence[BenchRun]) -> list[WorkloadDifference]:
 # ------------------------------------------------------------------------------------------
 
 
+def _format_interval(spread: Spread, baseline: float, kind: ChangeKind, wording: str) -> str:
+    """ "95% CI +10.00% to +40.00%" (relative), "… pp" (points), "…" absolute (4 decimals)."""
+    level = f"{spread.level * 100:g}% CI"
+    if kind == "relative":
+        lo, hi = spread.low / baseline * 100, spread.high / baseline * 100
+        return f"{level} {lo:+.2f}% to {hi:+.2f}%"
+    if wording == "absolute":
+        return f"{level} {spread.low:+.4f} to {spread.high:+.4f}"
+    return f"{level} {spread.low:+.2f} to {spread.high:+.2f} pp"
+
+
 def describe_change(
     baseline: float | None,
     candidate: float | None,
@@ -758,8 +1089,9 @@ def describe_change(
     wording: str,
     kind: ChangeKind,
     short: str,
+    spread: Spread | None = None,
 ) -> Change:
-    """Word the change from ``baseline`` to ``candidate``.
+    """Word the change from ``baseline`` to ``candidate``, as far as the runs support it.
 
     Args:
         baseline: baseline mean, or None when the baseline lacks the metric.
@@ -767,16 +1099,22 @@ def describe_change(
         better: "higher" or "lower" is the improvement.
         wording: a key of :data:`WORDINGS`.
         kind: "relative" (percent of baseline) or "points" (difference of two percents).
-        short: the metric's name in a regression label.
+        short: the metric's name in a verdict label.
+        spread: the confidence interval of ``candidate - baseline`` (:func:`welch_interval`,
+            :func:`stderr_interval`), or None when the spread is unknown (one run on a side).
 
     Returns:
         The change. The text is "same" when the shown figure rounds to zero, "n/a" when a side
-        is missing or a relative change has a zero baseline; a worse value gets
-        " (<short> regression)" appended. Percentages have two decimals.
+        is missing or a relative change has a zero baseline. Without ``spread`` it only says
+        higher / lower (verdict "unknown"); with one it appends the interval and, only when
+        the interval excludes 0, names the improvement or regression. Percentages have two
+        decimals.
 
     Example:
         ``describe_change(2173.242, 2228.905, better="lower", wording="higher_lower",
-        kind="relative", short="TTFT").text == "2.56% higher (TTFT regression)"``.
+        kind="relative", short="TTFT").text == "2.56% higher"`` (verdict "unknown");
+        with ``spread=Spread("Welch t", 0.95, 20.0, 90.0)`` it reads
+        "2.56% higher (TTFT regression; 95% CI +0.92% to +4.14%)".
     """
     if baseline is None or candidate is None:
         return Change(None, None, "n/a", "n/a")
@@ -791,13 +1129,36 @@ def describe_change(
     else:
         shown = f"{abs(delta):.2f}"
     if float(shown) == 0.0:
-        return Change(delta, relative, "same", "same")
+        return Change(delta, relative, "same", "same", direction="same", interval=spread)
     rose_text, fell_text = WORDINGS[wording]
     text = (rose_text if delta > 0 else fell_text).format(pct=shown, pts=shown, abs=shown)
-    improved = (delta > 0) == (better == "higher")
-    if not improved:
-        text += f" ({short} regression)"
-    return Change(delta, relative, "improvement" if improved else "regression", text)
+    direction = "higher" if delta > 0 else "lower"
+    favourable = (delta > 0) == (better == "higher")
+    if spread is None:
+        return Change(delta, relative, "unknown", text, direction, favourable, "unknown")
+    ci = _format_interval(spread, baseline, kind, wording)
+    if spread.significant:
+        verdict: Verdict = "improvement" if favourable else "regression"
+        return Change(
+            delta,
+            relative,
+            verdict,
+            f"{text} ({short} {verdict}; {ci})",
+            direction,
+            favourable,
+            "significant",
+            spread,
+        )
+    return Change(
+        delta,
+        relative,
+        "not_significant",
+        f"{text} (not significant; {ci})",
+        direction,
+        favourable,
+        "not_significant",
+        spread,
+    )
 
 
 def _side_stat(runs: Sequence[BenchRun], source: str, scale: float) -> Stat | None:
@@ -844,6 +1205,18 @@ def _requests_row(a: Sequence[BenchRun], b: Sequence[BenchRun]) -> Row:
     )
 
 
+def _eval_spread(stats: Sequence[Stat | None], errs: Sequence[float | None]) -> Spread | None:
+    """lm-eval interval: from the two stderrs (one run each), else Welch over repeated runs."""
+    a, b = stats
+    if a is None or b is None:
+        return None
+    if a.n == b.n == 1:
+        if errs[0] is None or errs[1] is None:
+            return None
+        return stderr_interval(b.mean - a.mean, errs[0], errs[1])
+    return welch_interval(a, b)
+
+
 def _eval_rows(
     eval_a: Sequence[EvalRun], eval_b: Sequence[EvalRun], labels: tuple[str, str]
 ) -> list[Row]:
@@ -876,6 +1249,7 @@ def _eval_rows(
             wording="absolute",
             kind="points",
             short=f"{task} {metric}",
+            spread=_eval_spread(stats, errs),
         )
         rows.append(
             Row(
@@ -893,6 +1267,443 @@ def _eval_rows(
     return rows
 
 
+# ------------------------------------------------------------------------------------------
+# Diagnostics (notes)
+# ------------------------------------------------------------------------------------------
+
+
+def speculative_tokens(data: Mapping[str, Any]) -> tuple[float | None, str | None]:
+    """Speculative tokens drafted per step (k) of one run, and where the figure came from.
+
+    In order: ``spec_decode_draft_tokens / spec_decode_num_drafts`` (vLLM's counters);
+    ``--metadata num_speculative_tokens=K``; ``(acceptance length - 1) / (acceptance rate /
+    100)``, since vLLM computes rate = accepted / (k * drafts) and length = 1 + accepted / drafts
+    (vllm v0.33.0 `vllm/benchmarks/serve.py` `benchmark`).
+
+    Args:
+        data: a validated bench JSON object.
+
+    Returns:
+        (k, how), or (None, None) without speculative-decoding metrics (or a zero rate).
+    """
+    drafts, tokens = data.get("spec_decode_num_drafts"), data.get("spec_decode_draft_tokens")
+    if _is_number(drafts) and _is_number(tokens) and drafts > 0 and tokens > 0:
+        return tokens / drafts, "spec_decode_draft_tokens / spec_decode_num_drafts"
+    meta = data.get("num_speculative_tokens")
+    if isinstance(meta, str):
+        try:
+            k = float(meta)
+        except ValueError:
+            k = math.nan
+        if math.isfinite(k) and k > 0:
+            return k, "--metadata num_speculative_tokens"
+    rate = data.get("spec_decode_acceptance_rate")
+    length = data.get("spec_decode_acceptance_length")
+    if _is_number(rate) and _is_number(length) and rate > 0 and length > 1:
+        return (length - 1) / (rate / 100), "(acceptance length - 1) / acceptance rate"
+    return None, None
+
+
+def _fmt_k(k: float) -> str:
+    """3.0052 → "3" (the saved figures are rounded); 2.5 → "2.50"."""
+    return str(round(k)) if abs(k - round(k)) < 0.1 else f"{k:.2f}"
+
+
+def _side_name(label: str, runs: Sequence[BenchRun]) -> str:
+    more = f" and {len(runs) - 1} more run(s)" if len(runs) > 1 else ""
+    return f"{label} ({runs[0].path}{more})"
+
+
+def _metadata(runs: Sequence[BenchRun]) -> dict[str, tuple[str, ...]]:
+    """String-valued settings of a side (``--metadata`` keys, ``tokenizer_id``): key → values."""
+    out: dict[str, list[str]] = {}
+    for run in runs:
+        for key, value in run.data.items():
+            if isinstance(value, str) and key not in _NOT_METADATA:
+                vals = out.setdefault(key, [])
+                if value not in vals:
+                    vals.append(value)
+    return {k: tuple(v) for k, v in out.items()}
+
+
+def _note(code: str, message: str, evidence: Mapping[str, Any], source: str) -> Finding:
+    return Finding(
+        code=code,
+        severity=NOTE_CODES[code],
+        engine="vllm",
+        message=message,
+        evidence=dict(evidence),
+        source=source,
+    )
+
+
+def _settings_notes(
+    baseline: Sequence[BenchRun],
+    candidate: Sequence[BenchRun],
+    labels: tuple[str, str],
+    ks: tuple[float | None, float | None],
+) -> list[Finding]:
+    """speculative_one_side, speculative_tokens_differ, metadata_differs."""
+    a, b = labels
+    notes: list[Finding] = []
+    drafts = [
+        any(_is_number(r.data.get(m)) for m in _ACCEPT_KEYS)
+        for r in (*baseline[:1], *candidate[:1])
+    ]
+    if drafts[0] != drafts[1]:
+        who = a if drafts[0] else b
+        notes.append(
+            _note(
+                "report.speculative_one_side",
+                f"only {who} reports speculative decoding (spec_decode_* keys): the A/B "
+                "measures speculative decoding itself as well as the change under test",
+                {"baseline": drafts[0], "candidate": drafts[1]},
+                SRC_BENCH,
+            )
+        )
+    ka, kb = ks
+    if ka is not None and kb is not None and abs(ka - kb) >= 0.1:
+        notes.append(
+            _note(
+                "report.speculative_tokens_differ",
+                f"speculative tokens per step differ: {_fmt_k(ka)} ({a}) vs {_fmt_k(kb)} ({b}); "
+                "acceptance rates are not comparable across k (a longer draft accepts a smaller "
+                "share) and throughput moves with k, so this is part of what the A/B measures",
+                {"baseline": ka, "candidate": kb},
+                SRC_ACCEPT,
+            )
+        )
+    ma, mb = _metadata(baseline), _metadata(candidate)
+    differing = []
+    for key in dict.fromkeys([*ma, *mb]):
+        if key in METADATA_WORKLOAD_KEYS and key in ma and key in mb:
+            continue  # compared as workload (exit 2 unless allowed)
+        va, vb = ma.get(key), mb.get(key)
+        if va != vb:
+            differing.append((key, va, vb))
+    if differing:
+        parts = [
+            f"{k}: {'/'.join(va) if va else 'not recorded'} vs {'/'.join(vb) if vb else 'not recorded'}"
+            for k, va, vb in differing
+        ]
+        notes.append(
+            _note(
+                "report.metadata_differs",
+                f"settings the bench recorded differ between {a} and {b} ({'; '.join(parts)}): "
+                "make sure each is part of the change under test",
+                {
+                    k: {"baseline": va and list(va), "candidate": vb and list(vb)}
+                    for k, va, vb in differing
+                },
+                SRC_BENCH,
+            )
+        )
+    return notes
+
+
+_ACCEPT_KEYS = ("spec_decode_acceptance_rate", "spec_decode_acceptance_length")
+
+#: What a collapsed acceptance usually means, and the recipecli command and codes that test it.
+COLLAPSE_CAUSES = (
+    "a missing or wrong vocab map (`recipecli check TARGET DRAFT`: vocab.d2t_missing, "
+    "vocab.d2t_identity, vocab.d2t_absolute, lm_head.missing); aux hidden-state layers other "
+    "than the ones the draft was trained on (check: aux.default, aux.convention, aux.count); "
+    "a text-model override that did not reach the nested text config (`recipecli lint "
+    "RECIPE`: recipe.override_absent, recipe.override_is_engine_flag); a draft served with the "
+    "wrong speculative method (check: draft.not_eagle3)"
+)
+
+
+def _acceptance_notes(
+    baseline: Sequence[BenchRun],
+    candidate: Sequence[BenchRun],
+    labels: tuple[str, str],
+    rows: Mapping[str, Row],
+    ks: tuple[float | None, float | None],
+) -> list[Finding]:
+    """acceptance_collapsed (per side), acceptance_confounded, acceptance_vs_tpot."""
+    notes: list[Finding] = []
+    rate_row, len_row = rows.get("acceptance_rate"), rows.get("acceptance_length")
+    fractions: list[float | None] = []
+    for side, (label, runs, k) in enumerate(zip(labels, (baseline, candidate), ks, strict=True)):
+        rate = _side_of(rate_row, side)
+        length = _side_of(len_row, side)
+        if rate is not None:
+            frac = rate / 100
+        elif length is not None and k:
+            frac = (length - 1) / k
+        else:
+            frac = None
+        fractions.append(frac)
+        if frac is None or frac >= ACCEPTANCE_COLLAPSE_RATE:
+            continue
+        shown_rate = f"{frac * 100:.1f}%"
+        detail = ""
+        if length is not None and k:
+            detail = (
+                f", acceptance length {length:.3f} with {_fmt_k(k)} speculative tokens: "
+                f"{length - 1:.3f} of {_fmt_k(k)} drafted tokens accepted per step"
+            )
+        notes.append(
+            _note(
+                "report.acceptance_collapsed",
+                f"{_side_name(label, runs)}: acceptance collapsed: {shown_rate} of drafted "
+                f"tokens accepted{detail}; under {ACCEPTANCE_COLLAPSE_RATE:.0%} a draft costs "
+                "about as much as it gains, so its proposals are effectively never accepted. "
+                f"Usual causes: {COLLAPSE_CAUSES}",
+                {
+                    "side": ("baseline", "candidate")[side],
+                    "acceptance_rate": frac * 100,
+                    "acceptance_length": length,
+                    "num_speculative_tokens": k,
+                    "threshold_rate": ACCEPTANCE_COLLAPSE_RATE * 100,
+                },
+                SRC_ACCEPT,
+            )
+        )
+    a, b = labels
+    fa, fb = fractions
+    if fa is not None and fb is not None and abs(fb - fa) * 100 > ACCEPTANCE_CONFOUND_PP:
+        low = a if fa < fb else b
+        collapsed = any(n.code == "report.acceptance_collapsed" for n in notes)
+        notes.append(
+            _note(
+                "report.acceptance_confounded",
+                f"acceptance differs between the arms by more than the change under test can "
+                f"explain: {fa * 100:.1f}% ({a}) vs {fb * 100:.1f}% ({b}), "
+                f"{(fb - fa) * 100:+.1f} pp. A change that leaves what the draft proposes alone "
+                "(a numerically equivalent kernel such as a fused layer-0 RMSNorm, a scheduler "
+                "or server change) moves acceptance by about a point; more than "
+                f"{ACCEPTANCE_CONFOUND_PP:g} pp means the arms drafted differently, so the "
+                "throughput and TPOT changes measure that difference, not only the change. "
+                f"Unless the change is meant to alter drafting, fix {low}"
+                + (" (see report.acceptance_collapsed)" if collapsed else "")
+                + " and rerun both arms",
+                {
+                    "baseline_rate": fa * 100,
+                    "candidate_rate": fb * 100,
+                    "difference_pp": (fb - fa) * 100,
+                    "threshold_pp": ACCEPTANCE_CONFOUND_PP,
+                },
+                SRC_CONFOUND,
+            )
+        )
+    la, lb = _side_of(len_row, 0), _side_of(len_row, 1)
+    tpot = rows.get("mean_tpot")
+    ta, tb = _side_of(tpot, 0), _side_of(tpot, 1)
+    if la and lb and ta and tb and abs(lb / la - 1) > ACCEPTANCE_LENGTH_NOTE:
+        notes.append(_acceptance_vs_tpot(la, lb, ta, tb))
+    return notes
+
+
+def _acceptance_vs_tpot(la: float, lb: float, ta: float, tb: float) -> Finding:
+    """How much of the TPOT change the tokens per target step (acceptance length) explain.
+
+    Each target step emits `acceptance length` tokens per request, so at an unchanged time per
+    step TPOT scales by la / lb; TPOT x acceptance length is the time per target step.
+    """
+    ratio = lb / la
+    expected = 1 / ratio - 1
+    measured = tb / ta - 1
+    step_a, step_b = ta * la, tb * lb
+    step = step_b / step_a - 1
+
+    def pct(x: float) -> str:
+        return f"{abs(x) * 100:.2f}% {'lower' if x < 0 else 'higher'}"
+
+    if (expected < 0) == (measured < 0) and abs(expected) >= abs(measured):
+        verdict = (
+            "the acceptance change alone accounts for all of the TPOT change (the target steps "
+            "themselves got " + ("slower" if step > 0 else "faster") + ")"
+        )
+        share = 1.0
+    elif (expected < 0) == (measured < 0):
+        share = math.log(ratio) / math.log(ta / tb)
+        verdict = (
+            f"the acceptance change accounts for {share:.0%} of the TPOT change (in log terms); "
+            "the rest is a " + ("faster" if step < 0 else "slower") + " target step"
+        )
+    else:
+        share = 0.0
+        verdict = "the acceptance change moves TPOT the other way: the step time dominates"
+    return _note(
+        "report.acceptance_vs_tpot",
+        f"tokens per target step (acceptance length) {la:.3f} → {lb:.3f} (x{ratio:.3f}): at an "
+        f"unchanged time per target step TPOT would be {pct(expected)}; measured {pct(measured)}. "
+        f"Time per target step (TPOT x acceptance length) {step_a:.2f} → {step_b:.2f} ms "
+        f"({step * 100:+.2f}%): {verdict}",
+        {
+            "tokens_per_step": {"baseline": la, "candidate": lb, "ratio": ratio},
+            "expected_tpot_change": expected,
+            "measured_tpot_change": measured,
+            "step_ms": {"baseline": step_a, "candidate": step_b, "change": step},
+            "explained_share": share,
+        },
+        SRC_ACCEPT,
+    )
+
+
+def _side_of(row: Row | None, side: int) -> float | None:
+    if row is None:
+        return None
+    stat = row.baseline if side == 0 else row.candidate
+    return stat.mean if stat is not None else None
+
+
+def _noise_qualifier(ttft: Row, tpot: Row) -> str:
+    """How far the runs support the two changes of a trade-off (unknown, or both significant)."""
+    pair = sorted((ttft, tpot), key=lambda r: abs(r.change.relative or 0.0))
+    small = pair[0]
+    what = f"the smaller change, {small.label} {small.change.text.split(' (')[0]}, may be noise"
+    if "unknown" in (ttft.change.significance, tpot.change.significance):
+        return f" (from single runs: the spread is unknown, so {what})"
+    return " (both significant at 95%)"
+
+
+def _tradeoff_note(
+    rows: Mapping[str, Row], labels: tuple[str, str], out_tokens: float | None
+) -> Finding | None:
+    """ttft_tpot_tradeoff: TTFT and TPOT moved in opposite directions (better vs worse)."""
+    ttft, tpot = rows.get("mean_ttft"), rows.get("mean_tpot")
+    if ttft is None or tpot is None:
+        return None
+    ct, cp = ttft.change, tpot.change
+    if ct.favourable is None or cp.favourable is None or ct.favourable == cp.favourable:
+        return None
+    if "not_significant" in (ct.significance, cp.significance):
+        return None  # repeated runs showed one of the two moves is within the noise
+    b = labels[1]
+    d_ttft, d_tpot = ct.delta, cp.delta
+    assert d_ttft is not None and d_tpot is not None
+    msg = (
+        f"trade-off: mean TPOT {cp.text.split(' (')[0]} but mean TTFT {ct.text.split(' (')[0]}"
+        f" with {b}" + _noise_qualifier(ttft, tpot)
+    )
+    evidence: dict[str, Any] = {"ttft_delta_ms": d_ttft, "tpot_delta_ms": d_tpot}
+    if out_tokens and out_tokens > 1:
+        decode = d_tpot * (out_tokens - 1)
+        net = d_ttft + decode
+        cancel = abs(d_ttft / d_tpot) + 1
+        shorter = "shorter" if cp.favourable else "longer"
+        msg += (
+            f". Per request at ~{out_tokens:.0f} output tokens: TTFT {d_ttft:+.1f} ms, decode "
+            f"{decode:+.1f} ms (TPOT change x {out_tokens - 1:.0f} tokens), end to end "
+            f"{net:+.1f} ms; the two cancel at {cancel:.1f} output tokens, so requests {shorter} "
+            f"than that finish later with {b}"
+        )
+        evidence.update(
+            {"output_tokens": out_tokens, "decode_delta_ms": decode, "e2e_delta_ms": net}
+        )
+        evidence["break_even_output_tokens"] = cancel
+    return _note("report.ttft_tpot_tradeoff", msg, evidence, SRC_NOISE)
+
+
+def _noise_note(labels: tuple[str, str], n_a: int, n_b: int, rows: Sequence[Row]) -> Finding:
+    a, b = labels
+    eval_iv = any(r.change.interval and r.change.interval.method == EVAL_NORMAL for r in rows)
+    tail = (
+        " lm-eval changes carry a 95% interval from the two stderrs "
+        "(delta ± 1.96 x sqrt(se_a^2 + se_b^2), normal approximation)."
+        if eval_iv
+        else ""
+    )
+    evidence = {"baseline_runs": n_a, "candidate_runs": n_b}
+    if n_a == n_b == 1:
+        return _note(
+            "report.single_runs",
+            "one run per side: the run-to-run spread is unknown, so changes read higher / lower "
+            "only, without a verdict; repeat each side (-a/-b are repeatable; 3-5 runs) for a "
+            "95% confidence interval (Welch t)." + tail,
+            evidence,
+            SRC_NOISE,
+        )
+    if n_a == 1 or n_b == 1:
+        single = a if n_a == 1 else b
+        return _note(
+            "report.spread_one_side",
+            f"{single} has one run: its spread is unknown, so no interval is given and changes "
+            "read higher / lower only; cells of the repeated side show the mean, then "
+            "(min–max, n=runs); repeat that side too." + tail,
+            evidence,
+            SRC_NOISE,
+        )
+    return _note(
+        "report.repeated_runs",
+        f"several runs per side ({n_a} and {n_b}): cells show the mean, then (min–max, n=runs), "
+        "or (n=runs) when every run shows the same figure; a change carries the 95% confidence "
+        "interval of the difference of means (Welch t, df floored, shown relative to the "
+        "baseline mean) and is called an improvement or a regression only when the interval "
+        "excludes 0." + tail,
+        evidence,
+        SRC_NOISE,
+    )
+
+
+def diagnose(
+    baseline: Sequence[BenchRun],
+    candidate: Sequence[BenchRun],
+    rows: Sequence[Row],
+    *,
+    labels: tuple[str, str] = DEFAULT_LABELS,
+    differences: Sequence[WorkloadDifference] = (),
+) -> list[Finding]:
+    """Every note of a report, errors first, then warnings, then info (codes: :data:`NOTE_CODES`).
+
+    Args:
+        baseline, candidate: the validated runs of each side.
+        rows: the report's rows (:func:`build_report`).
+        labels: (baseline, candidate) names for the messages.
+        differences: allowed workload differences (each becomes ``report.workload_differs``).
+
+    Returns:
+        The findings; see docs/report.md (Notes) for each code and its threshold.
+    """
+    by_key = {r.key: r for r in rows}
+    notes: list[Finding] = [
+        _note(
+            "report.failed_requests",
+            f"{r.path}: {r.data['failed']} of {r.data['completed'] + r.data['failed']} "
+            "requests failed; throughput and latency cover only the completed ones — "
+            "fix the failures (server log) and rerun",
+            {"file": r.path, "completed": r.data["completed"], "failed": r.data["failed"]},
+            SRC_BENCH,
+        )
+        for r in (*baseline, *candidate)
+        if r.data["failed"] > 0
+    ]
+    notes += [
+        _note(
+            "report.workload_differs",
+            d.message() + " (allowed by --allow-different-workloads)",
+            {"key": d.key, "reference": d.reference_value, "other": d.other_value},
+            SRC_BENCH,
+        )
+        for d in differences
+    ]
+    ks = (speculative_tokens(baseline[0].data)[0], speculative_tokens(candidate[0].data)[0])
+    notes += _settings_notes(baseline, candidate, labels, ks)
+    notes += _acceptance_notes(baseline, candidate, labels, by_key, ks)
+    out_tokens = workload_of(baseline[0].data).get("mean_output_tokens")
+    trade = _tradeoff_note(by_key, labels, out_tokens)
+    if trade is not None:
+        notes.append(trade)
+    notes.append(_noise_note(labels, len(baseline), len(candidate), rows))
+    order = {"error": 0, "warning": 1, "info": 2}
+    return sorted(notes, key=lambda f: order[f.severity])
+
+
+def _speculative_summary(runs: Sequence[BenchRun]) -> dict[str, Any] | None:
+    k, how = speculative_tokens(runs[0].data)
+    if k is None:
+        return None
+    shown = _fmt_k(k)
+    return {
+        "num_speculative_tokens": int(shown) if shown.isdigit() else k,
+        "estimate": k,
+        "derived_from": how,
+    }
+
+
 def build_report(
     baseline: Sequence[BenchRun],
     candidate: Sequence[BenchRun],
@@ -903,10 +1714,10 @@ def build_report(
     eval_candidate: Sequence[EvalRun] = (),
     allow_different_workloads: bool = False,
 ) -> Report:
-    """Build the A/B report of seed 000 from validated runs.
+    """Build the A/B report (vLLM PR #47391's table, with intervals and notes) from runs.
 
     Args:
-        baseline: one or more bench runs of A (repeated runs → mean and min-max).
+        baseline: one or more bench runs of A (repeated runs → mean, min-max, Welch interval).
         candidate: one or more bench runs of B.
         gpus: GPUs per run; throughput rows are divided by it ("/ GPU"). None keeps totals.
         labels: column labels for A and B.
@@ -915,8 +1726,7 @@ def build_report(
         allow_different_workloads: report workload differences as warnings instead of failing.
 
     Returns:
-        The report. Findings: ``report.failed_requests`` (error) per file with failed > 0,
-        ``report.workload_differs`` (warning) per allowed difference.
+        The report; its findings are :func:`diagnose`'s notes.
 
     Raises:
         UsageError: a side has no run, or gpus < 1.
@@ -937,33 +1747,6 @@ def build_report(
             path=first.other_path,
             hint="rerun with the same bench command, or pass --allow-different-workloads",
         )
-    findings: list[Finding] = [
-        Finding(
-            code="report.failed_requests",
-            severity="error",
-            engine="vllm",
-            message=(
-                f"{r.path}: {r.data['failed']} of {r.data['completed'] + r.data['failed']} "
-                "requests failed; throughput and latency cover only the completed ones — "
-                "fix the failures (server log) and rerun"
-            ),
-            evidence={"file": r.path, "completed": r.data["completed"], "failed": r.data["failed"]},
-            source="engine-facts §4 (vllm bench serve result keys)",
-        )
-        for r in runs
-        if r.data["failed"] > 0
-    ]
-    findings += [
-        Finding(
-            code="report.workload_differs",
-            severity="warning",
-            engine="vllm",
-            message=d.message() + " (allowed by --allow-different-workloads)",
-            evidence={"key": d.key, "reference": d.reference_value, "other": d.other_value},
-            source="engine-facts §4 (vllm bench serve result keys)",
-        )
-        for d in diffs
-    ]
     rows: list[Row] = [_requests_row(baseline, candidate)]
     for spec in METRICS:
         scale = float(gpus) if (spec.per_gpu and gpus) else 1.0
@@ -978,10 +1761,12 @@ def build_report(
             wording=spec.wording,
             kind=spec.change,
             short=spec.short,
+            spread=welch_interval(sa, sb) if sa and sb else None,
         )
         label = f"{spec.label} / GPU" if (spec.per_gpu and gpus) else spec.label
         rows.append(Row(spec.key, label, spec.unit, spec.better, sa, sb, change, plot=spec.plot))
     rows += _eval_rows(eval_baseline, eval_candidate, labels)
+    findings = diagnose(baseline, candidate, rows, labels=labels, differences=diffs)
     return Report(
         labels=labels,
         gpus=gpus,
@@ -992,6 +1777,10 @@ def build_report(
         rows=tuple(rows),
         differences=tuple(diffs),
         findings=tuple(findings),
+        speculative={
+            "baseline": _speculative_summary(baseline),
+            "candidate": _speculative_summary(candidate),
+        },
     )
 
 
@@ -1063,6 +1852,12 @@ def _md_escape(text: str) -> str:
     return text.replace("|", "\\|")
 
 
+def _runs_noise(n_a: int, n_b: int) -> str:
+    if n_a >= 2 and n_b >= 2:
+        return " (changes with a 95% Welch t interval; significant only when it excludes 0)"
+    return " (spread unknown: changes read higher / lower only)"
+
+
 def render_markdown(report: Report) -> str:
     """Render the report as a GitHub-flavoured markdown table with a workload line and notes.
 
@@ -1070,7 +1865,9 @@ def render_markdown(report: Report) -> str:
         report: the report.
 
     Returns:
-        Markdown text ending in a newline. Columns: Metric, the two labels, Change.
+        Markdown text ending in a newline: a workload line, a runs line (with how far the runs
+        support a verdict), the table (Metric, the two labels, Change) and a ``Notes:`` list,
+        one ``- severity `code`: message`` per finding.
     """
     a, b = report.labels
     n_a, n_b = len(report.baseline_files), len(report.candidate_files)
@@ -1078,6 +1875,7 @@ def render_markdown(report: Report) -> str:
         f"Workload: {_workload_line(report)}.",
         "",
         f"Runs: {a} {n_a}, {b} {n_b}"
+        + _runs_noise(n_a, n_b)
         + (
             f"; {report.gpus} GPUs per run (throughput is per GPU)."
             if report.gpus
@@ -1090,15 +1888,9 @@ def render_markdown(report: Report) -> str:
     for row in report.rows:
         cells = [row.label, format_cell(row, 0), format_cell(row, 1), row.change.text]
         lines.append("| " + " | ".join(_md_escape(c) for c in cells) + " |")
-    notes = [f.message for f in report.findings]
-    if n_a > 1 or n_b > 1:
-        notes.append(
-            "several runs per side: cells show the mean, then (min–max, n=runs), or (n=runs) "
-            "when every run shows the same figure."
-        )
-    if notes:
+    if report.findings:
         lines += ["", "Notes:", ""]
-        lines += [f"- {_md_escape(n)}" for n in notes]
+        lines += [f"- {f.severity} `{f.code}`: {_md_escape(f.message)}" for f in report.findings]
     return "\n".join(lines) + "\n"
 
 
@@ -1119,16 +1911,79 @@ def render_plot(report: Report, path: str | os.PathLike[str]) -> None:
         UsageError: ``path`` cannot be written (:func:`check_output_file`).
     """
     from recipecli.output import atomic_write_bytes
+    from recipecli.safe_write import PLOT
 
     check_output_file(path, "--plot")
-    atomic_write_bytes(path, plot_png(report, name=str(path)))
+    read = (*report.baseline_files, *report.candidate_files, *sum(report.eval_files, ()))
+    inputs = [(f"the input file {p}", p) for p in read]
+    png = plot_png(report, name=str(path))
+    where = {"what": "--plot file", "noun": "--plot path"}
+    atomic_write_bytes(path, png, kind=PLOT, inputs=inputs, **where)
+
+
+def _plot_title(report: Report) -> str:
+    """Model, workload and how far the runs go, for the chart's title (three lines)."""
+    w = report.workload
+    a, b = report.labels
+    n_a, n_b = report.runs
+    bits = []
+    if w.get("dataset_name") is not None:
+        bits.append(f"dataset {w['dataset_name']}")
+    bits += [
+        f"{_show(w.get('num_prompts'))} prompts",
+        f"concurrency {_show(w.get('max_concurrency'))}",
+        f"rate {_show(_normalise(w.get('request_rate')))}",
+        f"~{_show(w.get('mean_input_tokens'))} in / ~{_show(w.get('mean_output_tokens'))} out "
+        "tokens per request",
+    ]
+    if report.gpus:
+        bits.append(f"{report.gpus} GPUs")
+    if n_a >= 2 and n_b >= 2:
+        noise = (
+            f"{n_a} vs {n_b} runs: bar = change of the means, whisker = 95% CI (Welch t); "
+            "pale = not significant"
+        )
+    elif n_a == n_b == 1:
+        noise = "1 run per side: spread unknown, so no bar is a verdict (pale bars)"
+    else:
+        noise = f"{n_a} vs {n_b} runs: spread of one side unknown, so no bar is a verdict (pale)"
+    lines = [f"{w.get('model_id')}: {b} vs {a}", ", ".join(bits), noise]
+    warned = [f.code for f in report.findings if f.severity in ("error", "warning")]
+    if warned:
+        lines.append("read the notes first: " + ", ".join(dict.fromkeys(warned)))
+    return "\n".join(lines)
+
+
+def _plot_label(row: Row) -> str:
+    """The change without its interval, plus the verdict when one is supported."""
+    text = row.change.text.split(" (", 1)[0]
+    if row.change.verdict in ("improvement", "regression"):
+        return f"{text} · {row.change.verdict}"
+    if row.change.verdict == "not_significant":
+        return f"{text} · not significant"
+    return text
+
+
+#: Bar colours: (favourable, significant) → colour. Pale = the runs do not support a verdict.
+PLOT_COLOURS: dict[tuple[bool | None, bool], str] = {
+    (True, True): "#2e7d32",
+    (False, True): "#c62828",
+    (True, False): "#a5d6a7",
+    (False, False): "#ef9a9a",
+    (None, True): "#9e9e9e",
+    (None, False): "#9e9e9e",
+}
 
 
 def plot_png(report: Report, *, name: str = "--plot") -> bytes:
     """A PNG bar chart of the relative changes (candidate vs baseline).
 
-    Bars are the signed relative change in percent; green is an improvement, red a regression,
-    grey unchanged; each bar is annotated with the change text of the table.
+    Bars are the signed relative change of the means in percent: green where the change is in
+    the better direction, red where worse; saturated only when the change is significant, pale
+    when the runs cannot support a verdict (one run per side, or an interval containing 0).
+    With repeated runs each bar has a whisker: the 95 % Welch t interval relative to the
+    baseline mean. The title names the model, the workload and the run counts; each bar is
+    annotated with its change (and verdict, when there is one).
 
     Args:
         report: the report.
@@ -1155,40 +2010,71 @@ def plot_png(report: Report, *, name: str = "--plot") -> bytes:
     rows = plot_rows(report)
     if not rows:
         raise ReportError("nothing to plot: no metric has a relative change", path=name)
-    colours = {
-        "improvement": "#2e7d32",
-        "regression": "#c62828",
-        "same": "#9e9e9e",
-        "n/a": "#9e9e9e",
-    }
-    labels = [r.label for r in rows][::-1]
-    values = [r.change.relative * 100 for r in rows][::-1]  # type: ignore[operator]
-    texts = [r.change.text for r in rows][::-1]
-    cols = [colours[r.change.verdict] for r in rows][::-1]
-    fig, ax = plt.subplots(figsize=(10, 0.55 * len(rows) + 1.7), dpi=120)
+    rows = rows[::-1]  # first row on top
+    labels = [r.label for r in rows]
+    values = [r.change.relative * 100 for r in rows]  # type: ignore[operator]
+    cols = [
+        PLOT_COLOURS[(r.change.favourable, r.change.significance == "significant")] for r in rows
+    ]
+    texts = [_plot_label(r) for r in rows]
+    lows, highs, whisker = [], [], []
+    for y, (r, v) in enumerate(zip(rows, values, strict=True)):
+        iv, base = r.change.interval, r.baseline
+        if iv is not None and base is not None and base.mean and iv.high > iv.low:
+            lows.append(v - iv.low / base.mean * 100)
+            highs.append(iv.high / base.mean * 100 - v)
+            whisker.append(y)
+        else:
+            lows.append(0.0)
+            highs.append(0.0)
+    title = _plot_title(report)
+    width_in, dpi = 11.0, 120
+    # Room right of the axes for the change column: ~7.5 px per character at 9 pt and 120 dpi.
+    text_px = 7.5 * max(len(t) for t in texts) + 30
+    right = min(0.86, 1 - text_px / (width_in * dpi))
+    fig, ax = plt.subplots(
+        figsize=(width_in, 0.55 * len(rows) + 0.3 * title.count("\n") + 1.8), dpi=dpi
+    )
     try:
-        ax.barh(labels, values, color=cols, height=0.6)
-        lo, hi = min(0.0, *values), max(0.0, *values)
+        edges = ["#616161" if v else "none" for v in values]
+        ax.barh(labels, values, color=cols, height=0.6, edgecolor=edges, linewidth=0.5)
+        if whisker:
+            ax.errorbar(
+                [values[y] for y in whisker],
+                whisker,
+                xerr=[[lows[y] for y in whisker], [highs[y] for y in whisker]],
+                fmt="none",
+                ecolor="#212121",
+                elinewidth=1.0,
+                capsize=4,
+            )
+        ends = [v - lo for v, lo in zip(values, lows, strict=True)]
+        ends += [v + hi for v, hi in zip(values, highs, strict=True)]
+        lo, hi = min(0.0, *ends), max(0.0, *ends)
         pad = 0.08 * ((hi - lo) or 1.0)
         ax.set_xlim(lo - pad, hi + pad)
         ax.xaxis.set_major_formatter(lambda x, _pos: f"{x:+.0f}%" if x else "0")
         ax.axvline(0, color="#424242", linewidth=0.8)
-        # The change text of the table, in a column right of the bars (never over a bar).
+        # The change of the table, in a column right of the bars (never over a bar).
         text_at = ax.get_yaxis_transform()  # x in axes fraction, y in data
         for y, (text, colour) in enumerate(zip(texts, cols, strict=True)):
+            shade = {"#a5d6a7": "#2e7d32", "#ef9a9a": "#c62828"}.get(colour, colour)
             ax.text(
-                1.02, y, text, transform=text_at, va="center", ha="left", fontsize=9, color=colour
+                1.02, y, text, transform=text_at, va="center", ha="left", fontsize=9, color=shade
             )
         a, b = report.labels
-        ax.set_xlabel(f"relative change of {b} vs {a}")
-        ax.set_title(f"{b} vs {a} (green = better, red = worse)", fontsize=11)
+        ax.set_xlabel(f"relative change of {b} vs {a} (green = better, red = worse)")
+        ax.set_title(title, fontsize=10, loc="left")
         ax.grid(axis="x", alpha=0.3)
         ax.set_axisbelow(True)
         for side in ("top", "right"):
             ax.spines[side].set_visible(False)
         fig.tight_layout()
+        fig.subplots_adjust(right=right)
         buf = BytesIO()
-        fig.savefig(buf, format="png")
+        # The Software tag marks the PNG as a previous --plot output (recipecli.safe_write PLOT
+        # kind, which --plot may replace); it is also what makes the bytes reproducible.
+        fig.savefig(buf, format="png", metadata={"Software": "recipecli report --plot"})
     finally:
         plt.close(fig)
     return buf.getvalue()
@@ -1197,32 +2083,22 @@ def plot_png(report: Report, *, name: str = "--plot") -> bytes:
 def check_output_file(path: str | os.PathLike[str], option: str) -> None:
     """Refuse an output file that cannot be written, before any work is done or written.
 
+    The checks of :func:`recipecli.safe_write.prepare_file` without inputs: the folder rule,
+    special files, folders, existing files that are not a previous output of ``option``.
+
     Args:
         path: the file ``option`` names (``-o`` or ``--plot``).
         option: the option, for the message.
 
     Raises:
-        UsageError: one line naming ``path``: it is a directory, its directory does not exist
-            or is a file, or the directory is not writable. Other failures (a read-only or
-            virtual file system) surface from :func:`recipecli.output.atomic_write_bytes` as
-            the same error type.
+        UsageError: one line naming ``path``, e.g. ``cannot write --plot file: it is a
+            directory`` or ``cannot write -o file: directory D does not exist — give another
+            -o path or create D first``.
     """
-    p = Path(path)
-    parent = p.parent
-    if p.is_dir():
-        why = "it is a directory"
-    elif parent.exists() and not parent.is_dir():
-        why = f"{parent} is a file, not a directory"
-    elif not parent.exists():
-        why = f"directory {parent} does not exist"
-    elif not os.access(parent, os.W_OK | os.X_OK):
-        why = f"directory {parent} is not writable"
-    else:
-        return
-    more = f" or create {parent} first" if why.endswith("does not exist") else ""
-    raise UsageError(
-        f"cannot write {option} file: {why}", path=str(p), hint=f"give another {option} path{more}"
-    )
+    from recipecli.safe_write import PLOT, REPORT, prepare_file
+
+    kind = PLOT if option == "--plot" else REPORT
+    prepare_file(path, what=f"{option} file", noun=f"{option} path", kind=kind)
 
 
 def load_report(

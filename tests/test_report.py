@@ -1,9 +1,10 @@
-"""`recipecli report`: the A/B table of seed 000 from `vllm bench serve --save-result` JSON.
+"""`recipecli report`: the A/B table of vLLM PR #47391 from `vllm bench serve --save-result` JSON.
 
-Expected figures are worked out by hand from seed 000's table (shared/seeds/000_*.txt), e.g.
+Expected figures are worked out by hand from the A/B table published in vLLM PR #47391, e.g.
 output throughput per GPU 348.736 / 212.514 = 1.641002 → "+64.10%"; mean TPOT
 43.819 / 69.584 = 0.629728 → "37.03% lower"; mean TTFT 2228.905 / 2173.242 = 1.025613 →
-"2.56% higher (TTFT regression)"; duration 471.170 / 773.193 = 0.609380 → "39.06% faster".
+"2.56% higher" (one run per side: no verdict); duration 471.170 / 773.193 = 0.609380 →
+"39.06% faster". The notes (diagnostics) and the noise cases are in test_report_notes.py.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from recipecli.report import (
     METRICS,
     WORKLOAD_KEYS,
     BenchRun,
+    Spread,
     build_report,
     check_output_file,
     describe_change,
@@ -30,13 +32,13 @@ from recipecli.report import (
 )
 
 GPUS = 4
-# Seed 000, per GPU (TP4): (output tok/s, total tok/s, TPOT ms, TTFT ms, acc %, acc len, s)
-SEED_BASELINE = (212.514, 2001.188, 69.584, 2173.242, 2.895, 1.087, 773.193)
-SEED_CANDIDATE = (348.736, 3283.959, 43.819, 2228.905, 56.467, 2.694, 471.170)
+# vLLM PR #47391's A/B table, per GPU (TP4): (output tok/s, total tok/s, TPOT ms, TTFT ms, acc %, acc len, s)
+PR_BASELINE = (212.514, 2001.188, 69.584, 2173.242, 2.895, 1.087, 773.193)
+PR_CANDIDATE = (348.736, 3283.959, 43.819, 2228.905, 56.467, 2.694, 471.170)
 
 
-def bench_json(figures=SEED_BASELINE, **overrides) -> dict:
-    """A bench result carrying the seed's per-GPU figures as vLLM saves them (totals x 4 GPUs)."""
+def bench_json(figures=PR_BASELINE, **overrides) -> dict:
+    """A bench result carrying the PR's per-GPU figures as vLLM saves them (totals x 4 GPUs)."""
     out_gpu, tot_gpu, tpot, ttft, acc, acc_len, dur = figures
     data = {
         "date": "20260101-000000",
@@ -80,10 +82,10 @@ def run_cli(capsys, *args: str) -> tuple[int, str, str]:
 
 
 @pytest.fixture
-def seed_files(tmp_path):
+def pr_files(tmp_path):
     return (
-        write(tmp_path / "baseline.json", bench_json(SEED_BASELINE)),
-        write(tmp_path / "candidate.json", bench_json(SEED_CANDIDATE)),
+        write(tmp_path / "baseline.json", bench_json(PR_BASELINE)),
+        write(tmp_path / "candidate.json", bench_json(PR_CANDIDATE)),
     )
 
 
@@ -92,13 +94,13 @@ def rows_by_key(stdout: str) -> dict:
 
 
 # ------------------------------------------------------------------------------------------
-# Done when: seed 000's figures
+# Done when: vLLM PR #47391's figures
 # ------------------------------------------------------------------------------------------
 
 
-def test_seed_000_table_via_subprocess(seed_files):
+def test_pr47391_table_via_subprocess(pr_files):
     proc = subprocess.run(
-        [sys.executable, "-m", "recipecli", "report", *seed_files, "--gpus", "4"],
+        [sys.executable, "-m", "recipecli", "report", *pr_files, "--gpus", "4"],
         capture_output=True,
         text=True,
         check=False,
@@ -109,45 +111,58 @@ def test_seed_000_table_via_subprocess(seed_files):
     assert "| Output throughput / GPU | 212.514 tok/s | 348.736 tok/s | +64.10% |" in lines
     assert "| Total throughput / GPU | 2001.188 tok/s | 3283.959 tok/s | +64.10% |" in lines
     assert "| Mean TPOT | 69.584 ms | 43.819 ms | 37.03% lower |" in lines
-    assert "| Mean TTFT | 2173.242 ms | 2228.905 ms | 2.56% higher (TTFT regression) |" in lines
+    # one run per side: higher / lower only, no "regression"
+    assert "| Mean TTFT | 2173.242 ms | 2228.905 ms | 2.56% higher |" in lines
     assert "| Acceptance rate | 2.895% | 56.467% | +53.57 pp |" in lines
     assert "| Acceptance length | 1.087 | 2.694 | +147.84% |" in lines
     assert "| Duration | 773.193 s | 471.170 s | 39.06% faster |" in lines
 
 
-def test_seed_000_json(capsys, seed_files):
-    code, out, _ = run_cli(capsys, *seed_files, "--gpus", "4", "--format", "json")
+def test_pr47391_json(capsys, pr_files):
+    code, out, _ = run_cli(capsys, *pr_files, "--gpus", "4", "--format", "json")
     assert code == 0
     doc = json.loads(out)
-    assert doc["gpus"] == 4 and doc["findings"] == []
+    assert doc["gpus"] == 4
+    # baseline 2.895 % accepted (collapsed, < 10 %); 56.467 - 2.895 = 53.572 pp > 5 pp
+    assert [n["code"] for n in doc["notes"]] == [
+        "report.acceptance_collapsed",
+        "report.acceptance_confounded",
+        "report.acceptance_vs_tpot",
+        "report.ttft_tpot_tradeoff",
+        "report.single_runs",
+    ]
+    assert [f["code"] for f in doc["findings"]] == [n["code"] for n in doc["notes"]]
     rows = rows_by_key(out)
     assert rows["output_throughput"]["change"] == "+64.10%"
     assert rows["output_throughput"]["baseline"]["mean"] == pytest.approx(212.514)
     assert rows["output_throughput"]["relative"] == pytest.approx(348.736 / 212.514 - 1)
-    assert rows["output_throughput"]["verdict"] == "improvement"
+    assert rows["output_throughput"]["verdict"] == "unknown"  # spread unknown
+    assert rows["output_throughput"]["direction"] == "higher"
+    assert rows["output_throughput"]["favourable"] is True
     assert rows["mean_tpot"]["change"] == "37.03% lower"
-    assert rows["mean_ttft"]["change"] == "2.56% higher (TTFT regression)"
-    assert rows["mean_ttft"]["verdict"] == "regression"
+    assert rows["mean_ttft"]["change"] == "2.56% higher"
+    assert rows["mean_ttft"]["verdict"] == "unknown" and rows["mean_ttft"]["favourable"] is False
+    assert rows["mean_ttft"]["interval"] is None and rows["mean_ttft"]["significance"] == "unknown"
     assert rows["duration"]["change"] == "39.06% faster"
     assert rows["acceptance_rate"]["delta"] == pytest.approx(53.572)
     assert rows["requests"]["failed"]["candidate"]["mean"] == 0
     # --json is the same as --format json
-    code2, out2, _ = run_cli(capsys, *seed_files, "--gpus", "4", "--json")
+    code2, out2, _ = run_cli(capsys, *pr_files, "--gpus", "4", "--json")
     assert code2 == 0 and json.loads(out2)["rows"] == doc["rows"]
 
 
-def test_without_gpus_throughput_is_total(capsys, seed_files):
-    code, out, _ = run_cli(capsys, *seed_files)
+def test_without_gpus_throughput_is_total(capsys, pr_files):
+    code, out, _ = run_cli(capsys, *pr_files)
     assert code == 0
     assert "| Output throughput | 850.056 tok/s | 1394.944 tok/s | +64.10% |" in out
     assert "total over all GPUs" in out
 
 
-def test_labels_and_output_file(capsys, seed_files, tmp_path):
+def test_labels_and_output_file(capsys, pr_files, tmp_path):
     (tmp_path / "out").mkdir()
     target = tmp_path / "out" / "ab.md"
     code, out, _ = run_cli(
-        capsys, *seed_files, "--gpus", "4", "--labels", "Baseline,This PR", "-o", str(target)
+        capsys, *pr_files, "--gpus", "4", "--labels", "Baseline,This PR", "-o", str(target)
     )
     assert code == 0 and out == ""
     text = target.read_text()
@@ -155,8 +170,8 @@ def test_labels_and_output_file(capsys, seed_files, tmp_path):
     assert [p.name for p in target.parent.iterdir()] == ["ab.md"]  # no temp file left
 
 
-def test_bad_labels_exit_2(capsys, seed_files):
-    code, _, err = run_cli(capsys, *seed_files, "--labels", "onlyone")
+def test_bad_labels_exit_2(capsys, pr_files):
+    code, _, err = run_cli(capsys, *pr_files, "--labels", "onlyone")
     assert code == 2 and "--labels" in err
 
 
@@ -168,11 +183,12 @@ def test_bad_labels_exit_2(capsys, seed_files):
 @pytest.mark.parametrize(
     ("key", "a", "b", "text", "verdict"),
     [
-        ("output_throughput", 200.0, 190.0, "-5.00% (output throughput regression)", "regression"),
-        ("mean_tpot", 40.0, 50.0, "25.00% higher (TPOT regression)", "regression"),
-        ("mean_ttft", 100.0, 90.0, "10.00% lower", "improvement"),
-        ("duration", 100.0, 125.0, "25.00% slower (duration regression)", "regression"),
-        ("acceptance_rate", 60.0, 50.5, "-9.50 pp (acceptance rate regression)", "regression"),
+        # No spread given (one run per side): the direction only, verdict "unknown".
+        ("output_throughput", 200.0, 190.0, "-5.00%", "unknown"),
+        ("mean_tpot", 40.0, 50.0, "25.00% higher", "unknown"),
+        ("mean_ttft", 100.0, 90.0, "10.00% lower", "unknown"),
+        ("duration", 100.0, 125.0, "25.00% slower", "unknown"),
+        ("acceptance_rate", 60.0, 50.5, "-9.50 pp", "unknown"),
         ("acceptance_length", 2.0, 2.0, "same", "same"),
         ("mean_tpot", 40.0, 40.001, "same", "same"),  # rounds to 0.00%
     ],
@@ -181,6 +197,66 @@ def test_describe_change_wordings(key, a, b, text, verdict):
     spec = next(m for m in METRICS if m.key == key)
     change = describe_change(
         a, b, better=spec.better, wording=spec.wording, kind=spec.change, short=spec.short
+    )
+    assert change.text == text
+    assert change.verdict == verdict
+
+
+@pytest.mark.parametrize(
+    ("key", "a", "b", "low", "high", "text", "verdict"),
+    [
+        # TPOT 40 → 50 with an interval of the delta [4, 16] ms: 4/40 = +10%, 16/40 = +40%.
+        (
+            "mean_tpot",
+            40.0,
+            50.0,
+            4.0,
+            16.0,
+            "25.00% higher (TPOT regression; 95% CI +10.00% to +40.00%)",
+            "regression",
+        ),
+        # TTFT 100 → 90, interval [-25, 5] contains 0: not significant.
+        (
+            "mean_ttft",
+            100.0,
+            90.0,
+            -25.0,
+            5.0,
+            "10.00% lower (not significant; 95% CI -25.00% to +5.00%)",
+            "not_significant",
+        ),
+        # Throughput 200 → 220, interval [5, 35]: 2.5 % to 17.5 %, better is higher.
+        (
+            "output_throughput",
+            200.0,
+            220.0,
+            5.0,
+            35.0,
+            "+10.00% (output throughput improvement; 95% CI +2.50% to +17.50%)",
+            "improvement",
+        ),
+        # Acceptance rate in points: 60 → 50.5 pp, interval [-12, -7] pp.
+        (
+            "acceptance_rate",
+            60.0,
+            50.5,
+            -12.0,
+            -7.0,
+            "-9.50 pp (acceptance rate regression; 95% CI -12.00 to -7.00 pp)",
+            "regression",
+        ),
+    ],
+)
+def test_describe_change_with_interval(key, a, b, low, high, text, verdict):
+    spec = next(m for m in METRICS if m.key == key)
+    change = describe_change(
+        a,
+        b,
+        better=spec.better,
+        wording=spec.wording,
+        kind=spec.change,
+        short=spec.short,
+        spread=Spread("Welch t", 0.95, low, high),
     )
     assert change.text == text
     assert change.verdict == verdict
@@ -245,9 +321,20 @@ def test_repeated_runs_mean_and_min_max(capsys, tmp_path):
     )
     assert ot["baseline"]["n"] == 3 and ot["candidate"]["n"] == 2
     assert ot["candidate"]["mean"] == pytest.approx(262.5)
-    assert ot["change"] == "+25.00%"
+    # Welch: s_a^2 = ((-10)^2 + 0 + 10^2) / 2 = 100, s_b^2 = (12.5^2 + 12.5^2) / 1 = 312.5;
+    # se^2 = 100/3 + 312.5/2 = 189.5833, se = 13.7689; df = 189.5833^2 / ((100/3)^2/2 +
+    # 156.25^2/1) = 35941.84 / 24969.62 = 1.439 → floored 1 → t = 12.706; half = 174.948;
+    # delta 52.5 → [-122.448, 227.448] / 210 = [-58.31 %, +108.31 %]: contains 0.
+    assert ot["change"] == "+25.00% (not significant; 95% CI -58.31% to +108.31%)"
+    assert ot["verdict"] == "not_significant"
+    assert ot["interval"]["df"] == pytest.approx(1.4394, abs=1e-4)
+    assert ot["baseline"]["std"] == pytest.approx(10.0)
     assert rows["mean_ttft"]["baseline"]["mean"] == pytest.approx(110.0)
-    assert rows["mean_ttft"]["change"] == "10.00% lower"
+    # TTFT: s_a^2 = 100, s_b^2 = 0 → se^2 = 100/3, df = 2 → t = 4.303; half = 4.303 * 5.7735
+    # = 24.843; delta -11 → [-35.843, 13.843] / 110 = [-32.58 %, +12.58 %].
+    assert (
+        rows["mean_ttft"]["change"] == "10.00% lower (not significant; 95% CI -32.58% to +12.58%)"
+    )
 
     # The same through a quoted glob, in markdown.
     code, md, _ = run_cli(
@@ -262,7 +349,8 @@ def test_repeated_runs_mean_and_min_max(capsys, tmp_path):
     assert code == 0
     assert (
         "| Output throughput / GPU | 210.000 tok/s (200.000–220.000, n=3) "
-        "| 262.500 tok/s (250.000–275.000, n=2) | +25.00% |"
+        "| 262.500 tok/s (250.000–275.000, n=2) "
+        "| +25.00% (not significant; 95% CI -58.31% to +108.31%) |"
     ) in md
     assert "| Completed / failed | 640 / 0 | 640 / 0 | same |" in md
     assert "several runs per side" in md
@@ -278,16 +366,16 @@ def test_positional_plus_options_add_runs(capsys, tmp_path):
     assert rows_by_key(out)["duration"]["change"] == "20.00% faster"
 
 
-def test_wrong_number_of_positionals_exit_2(capsys, seed_files, tmp_path):
-    code, _, err = run_cli(capsys, seed_files[0])
+def test_wrong_number_of_positionals_exit_2(capsys, pr_files, tmp_path):
+    code, _, err = run_cli(capsys, pr_files[0])
     assert code == 2 and "-a FILE -b FILE" in err
-    code, _, err = run_cli(capsys, *seed_files, seed_files[0])
+    code, _, err = run_cli(capsys, *pr_files, pr_files[0])
     assert code == 2 and "got 3" in err
 
 
-def test_glob_matching_nothing_exit_2(capsys, seed_files, tmp_path):
+def test_glob_matching_nothing_exit_2(capsys, pr_files, tmp_path):
     pattern = str(tmp_path / "nothing-*.json")
-    code, _, err = run_cli(capsys, "-a", pattern, "-b", seed_files[1])
+    code, _, err = run_cli(capsys, "-a", pattern, "-b", pr_files[1])
     assert code == 2 and "nothing-*.json" in err
 
 
@@ -364,7 +452,7 @@ def test_unusable_candidate_is_exit_2_not_a_regression(tmp_path):
     a = write(tmp_path / "a.json", bench_json())
     b = write(
         tmp_path / "b.json",
-        bench_json(SEED_CANDIDATE, duration=0, output_throughput=0, total_token_throughput=0),
+        bench_json(PR_CANDIDATE, duration=0, output_throughput=0, total_token_throughput=0),
     )
     proc = subprocess.run(
         [sys.executable, "-m", "recipecli", "report", a, b, "--gpus", "4"],
@@ -395,13 +483,13 @@ BAD_OUTPUT = {
 
 @pytest.mark.parametrize("option", ["-o", "--plot"])
 @pytest.mark.parametrize("case", sorted(BAD_OUTPUT))
-def test_unwritable_output_path_exit_2_one_line(capsys, seed_files, tmp_path, option, case):
+def test_unwritable_output_path_exit_2_one_line(capsys, pr_files, tmp_path, option, case):
     rel, why = BAD_OUTPUT[case]
     (tmp_path / "f.txt").write_text("x\n")
     (tmp_path / "d").mkdir()
     target = tmp_path / rel
     before = sorted(p.name for p in tmp_path.iterdir())
-    code, out, err = run_cli(capsys, *seed_files, "--gpus", "4", option, str(target))
+    code, out, err = run_cli(capsys, *pr_files, "--gpus", "4", option, str(target))
     assert code == 2 and out == ""
     lines = err.splitlines()
     assert len(lines) == 1 and "Traceback" not in err
@@ -425,11 +513,11 @@ def test_check_output_file_library(tmp_path):
     assert exc.value.message == "cannot write --plot file: it is a directory"
 
 
-def test_bad_plot_path_writes_no_table_file(capsys, seed_files, tmp_path):
+def test_bad_plot_path_writes_no_table_file(capsys, pr_files, tmp_path):
     (tmp_path / "f.txt").write_text("x\n")
     table = tmp_path / "ab.md"
     code, _, err = run_cli(
-        capsys, *seed_files, "-o", str(table), "--plot", str(tmp_path / "f.txt" / "ab.png")
+        capsys, *pr_files, "-o", str(table), "--plot", str(tmp_path / "f.txt" / "ab.png")
     )
     assert code == 2 and "--plot" in err and not table.exists()
 
@@ -458,7 +546,7 @@ def test_acceptance_on_one_side_only_shows_dash(capsys, tmp_path):
         tmp_path / "a.json",
         bench_json(spec_decode_acceptance_rate=_DROP, spec_decode_acceptance_length=None),
     )
-    b = write(tmp_path / "b.json", bench_json(SEED_CANDIDATE))
+    b = write(tmp_path / "b.json", bench_json(PR_CANDIDATE))
     code, out, _ = run_cli(capsys, a, b, "--gpus", "4")
     assert code == 0
     assert "| Acceptance rate | — | 56.467% | n/a |" in out
@@ -466,8 +554,9 @@ def test_acceptance_on_one_side_only_shows_dash(capsys, tmp_path):
 
 
 def test_failed_requests_reported_exit_1(capsys, tmp_path):
-    a = write(tmp_path / "a.json", bench_json())
-    b = write(tmp_path / "b.json", bench_json(SEED_CANDIDATE, completed=637, failed=3))
+    # both arms with the candidate's healthy acceptance: the failed requests are the only warning
+    a = write(tmp_path / "a.json", bench_json(PR_CANDIDATE))
+    b = write(tmp_path / "b.json", bench_json(PR_CANDIDATE, completed=637, failed=3))
     code, out, err = run_cli(capsys, a, b, "--gpus", "4")
     assert code == 1
     assert "| Completed / failed | 640 / 0 | 637 / 3 | -3 completed, +3 failed |" in out
@@ -517,7 +606,7 @@ def test_different_workloads_exit_2_unless_allowed(capsys, tmp_path, case):
     overrides = dict(overrides)
     base_over = overrides.pop("_base", {})
     a = write(tmp_path / "a.json", bench_json(**base_over))
-    b = write(tmp_path / "b.json", bench_json(SEED_CANDIDATE, **overrides))
+    b = write(tmp_path / "b.json", bench_json(PR_CANDIDATE, **overrides))
     code, out, err = run_cli(capsys, a, b, "--gpus", "4")
     assert code == 2 and out == ""
     assert expected in err and "b.json" in err and "--allow-different-workloads" in err
@@ -530,7 +619,7 @@ def test_different_workloads_exit_2_unless_allowed(capsys, tmp_path, case):
 def test_workload_within_tolerance_and_one_sided_metadata_pass(capsys, tmp_path):
     # 3 % more input tokens (another random seed) and metadata on one side only: same workload.
     a = write(tmp_path / "a.json", bench_json(random_input_len="8192"))
-    b = write(tmp_path / "b.json", bench_json(SEED_CANDIDATE, total_input_tokens=5698000))
+    b = write(tmp_path / "b.json", bench_json(PR_CANDIDATE, total_input_tokens=5698000))
     code, out, _ = run_cli(capsys, a, b, "--json")
     assert code == 0 and json.loads(out)["workload_differences"] == []
 
@@ -556,7 +645,9 @@ def test_allowed_difference_is_a_warning_in_json(capsys, tmp_path):
             "other": {"file": b, "value": 32},
         }
     ]
-    assert [f["severity"] for f in doc["findings"]] == ["warning"]
+    # (both arms carry the collapsed baseline acceptance: two collapse notes besides this one)
+    differs = [f for f in doc["findings"] if f["code"] == "report.workload_differs"]
+    assert [f["severity"] for f in differs] == ["warning"]
 
 
 def test_workload_table_names_what_is_compared():
@@ -594,28 +685,30 @@ def lm_eval(strict: float, flexible: float = 0.945, stderr="N/A", hib=True) -> d
     }
 
 
-def test_eval_scores_rows(capsys, seed_files, tmp_path):
+def test_eval_scores_rows(capsys, pr_files, tmp_path):
     ea = write(tmp_path / "ea.json", lm_eval(0.95, stderr=0.0155))
     eb = write(tmp_path / "eb.json", lm_eval(0.945, stderr=0.0162))
-    code, out, _ = run_cli(capsys, *seed_files, "--eval-a", ea, "--eval-b", eb)
+    code, out, _ = run_cli(capsys, *pr_files, "--eval-a", ea, "--eval-b", eb)
     assert code == 0
-    # 0.945 - 0.95 = -0.005: lower accuracy is a regression
+    # 0.945 - 0.95 = -0.005 against its stderr: sqrt(0.0155^2 + 0.0162^2) = 0.022421,
+    # x 1.96 = 0.043945 → [-0.048945, +0.038945]: contains 0, so not a regression.
     assert (
         "| gsm8k exact_match (strict-match) | 0.9500 ± 0.0155 | 0.9450 ± 0.0162 "
-        "| -0.0050 (gsm8k exact_match,strict-match regression) |"
+        "| -0.0050 (not significant; 95% CI -0.0489 to +0.0389) |"
     ) in out
     assert "| gsm8k exact_match (flexible-extract) | 0.9450 | 0.9450 | same |" in out
-    code, out, _ = run_cli(capsys, *seed_files, "--eval-a", ea, "--eval-b", eb, "--json")
+    code, out, _ = run_cli(capsys, *pr_files, "--eval-a", ea, "--eval-b", eb, "--json")
     row = rows_by_key(out)["eval:gsm8k:exact_match,strict-match"]
     assert row["stderr"] == {"baseline": 0.0155, "candidate": 0.0162}
-    assert row["delta"] == pytest.approx(-0.005) and row["verdict"] == "regression"
+    assert row["delta"] == pytest.approx(-0.005) and row["verdict"] == "not_significant"
+    assert row["interval"]["method"] == "normal approximation from lm-eval stderr"
 
 
-def test_eval_repeated_runs_and_one_side(capsys, seed_files, tmp_path):
+def test_eval_repeated_runs_and_one_side(capsys, pr_files, tmp_path):
     # candidate runs 0.94 and 0.95 → mean 0.945; baseline none given
     e1 = write(tmp_path / "e1.json", lm_eval(0.94))
     e2 = write(tmp_path / "e2.json", lm_eval(0.95))
-    code, out, _ = run_cli(capsys, *seed_files, "--eval-b", e1, "--eval-b", e2, "--json")
+    code, out, _ = run_cli(capsys, *pr_files, "--eval-b", e1, "--eval-b", e2, "--json")
     assert code == 0
     row = rows_by_key(out)["eval:gsm8k:exact_match,strict-match"]
     assert row["baseline"] is None and row["change"] == "n/a"
@@ -623,12 +716,14 @@ def test_eval_repeated_runs_and_one_side(capsys, seed_files, tmp_path):
     assert (row["candidate"]["min"], row["candidate"]["max"]) == (0.94, 0.95)
 
 
-def test_eval_lower_is_better_from_file(capsys, seed_files, tmp_path):
+def test_eval_lower_is_better_from_file(capsys, pr_files, tmp_path):
     ea = write(tmp_path / "ea.json", lm_eval(0.5, hib=False))
     eb = write(tmp_path / "eb.json", lm_eval(0.4, hib=False))
-    code, out, _ = run_cli(capsys, *seed_files, "--eval-a", ea, "--eval-b", eb, "--json")
+    code, out, _ = run_cli(capsys, *pr_files, "--eval-a", ea, "--eval-b", eb, "--json")
     row = rows_by_key(out)["eval:gsm8k:exact_match,strict-match"]
-    assert row["better"] == "lower" and row["verdict"] == "improvement"
+    # 0.5 → 0.4 with no stderr ("N/A"): lower is better, but the spread is unknown
+    assert row["better"] == "lower" and row["favourable"] is True
+    assert row["verdict"] == "unknown" and row["change"] == "-0.1000"
 
 
 BAD_EVAL = {
@@ -644,10 +739,10 @@ BAD_EVAL = {
 
 
 @pytest.mark.parametrize("case", sorted(BAD_EVAL))
-def test_bad_eval_file_exit_2_names_file(capsys, seed_files, tmp_path, case):
+def test_bad_eval_file_exit_2_names_file(capsys, pr_files, tmp_path, case):
     content, expected = BAD_EVAL[case]
     bad = write(tmp_path / f"eval-{case}.json", content)
-    code, _, err = run_cli(capsys, *seed_files, "--eval-b", bad)
+    code, _, err = run_cli(capsys, *pr_files, "--eval-b", bad)
     assert code == 2
     assert f"eval-{case}.json" in err and expected in err
 
@@ -660,7 +755,7 @@ def test_bad_eval_file_exit_2_names_file(capsys, seed_files, tmp_path, case):
 def test_build_report_library_call():
     report = build_report(
         [BenchRun("a.json", bench_json())],
-        [BenchRun("b.json", bench_json(SEED_CANDIDATE))],
+        [BenchRun("b.json", bench_json(PR_CANDIDATE))],
         gpus=4,
         labels=("Baseline", "This PR"),
     )
