@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import os
 import tempfile
 from collections.abc import Mapping
@@ -16,7 +17,16 @@ from recipecli.errors import UsageError
 
 
 def to_jsonable(obj: Any) -> Any:
-    """Convert dataclasses, tuples, paths, numpy scalars and mappings into plain JSON values."""
+    """Convert dataclasses, tuples, paths, numpy scalars and mappings into plain JSON values.
+
+    The result is strict JSON (RFC 8259): a float that is not finite (``inf``, ``-inf``,
+    ``nan``; also numpy's) becomes ``None`` (``null``), because ``Infinity`` and ``NaN`` are not
+    JSON and most parsers (``jq``, JavaScript's ``JSON.parse``, Go, Rust serde) reject the whole
+    document. A command whose value can be unbounded says what its ``null`` means in its docs
+    (e.g. ``report``'s ``request_rate`` is the string ``"inf"``, as vLLM writes it).
+    """
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
         if hasattr(obj, "to_dict"):
             return to_jsonable(obj.to_dict())
@@ -28,23 +38,28 @@ def to_jsonable(obj: Any) -> Any:
     if isinstance(obj, Path):
         return str(obj)
     if hasattr(obj, "item") and callable(obj.item) and getattr(obj, "shape", None) == ():
-        return obj.item()
+        return to_jsonable(obj.item())
     return obj
 
 
 def emit_json(obj: Any, *, plain: bool = False, compact: bool = False) -> None:
-    """Print ``obj`` as one JSON document on stdout (key order kept).
+    """Print ``obj`` as one strict JSON document on stdout (key order kept).
+
+    Never prints ``Infinity`` or ``NaN``: non-finite floats become ``null``
+    (:func:`to_jsonable`), and the encoder runs with ``allow_nan=False`` as a last guard.
 
     Args:
         obj: the document; dataclasses, tuples and paths are converted unless ``plain``.
-        plain: ``obj`` already holds only JSON types (skips the conversion walk).
+        plain: ``obj`` already holds only JSON types (skips the conversion walk; should a
+            non-finite float be in it after all, the document is converted and printed again).
         compact: no indentation (Python's C encoder; ~10x faster for 100k-entry tables).
     """
     doc = obj if plain else to_jsonable(obj)
-    if compact:
-        text = json.dumps(doc, ensure_ascii=False, separators=(",", ":"))
-    else:
-        text = json.dumps(doc, indent=2, ensure_ascii=False)
+    kwargs: dict[str, Any] = {"separators": (",", ":")} if compact else {"indent": 2}
+    try:
+        text = json.dumps(doc, ensure_ascii=False, allow_nan=False, **kwargs)
+    except ValueError:  # a non-finite float in a ``plain`` document
+        text = json.dumps(to_jsonable(doc), ensure_ascii=False, allow_nan=False, **kwargs)
     click.echo(text)
 
 
