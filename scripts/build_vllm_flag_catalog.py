@@ -353,7 +353,7 @@ def _add(
                 if opt.startswith(prefix):
                     negs.append(inverse + opt[len(prefix) :])
             for neg in negs:
-                flags.setdefault(neg, {"kind": "negation", "negates": opt})
+                flags.setdefault(neg, {"kind": "negation", "negates": opt, "type": "switch"})
 
 
 def engine_flags(text: str, annotations: dict[str, dict[str, str]]) -> dict[str, dict]:

@@ -192,7 +192,16 @@ def test_two_recipes_bench():
         "--random-input-len": ("1024", "2048"),
         "--max-concurrency": ("16", "32"),
         "--num-prompts": ("160", "320"),
+        # recipecli's recording flags (label, result file, workload metadata) differ with them
+        "--label": ("llama3.1-8b-eagle3-vllm-h200", "qwen3-30b-a3b-eagle3-vllm-h200x2"),
+        "--result-filename": (
+            "llama3.1-8b-eagle3-vllm-h200-c16.json",
+            "qwen3-30b-a3b-eagle3-vllm-h200x2-c32.json",
+        ),
+        "--metadata": flags["changed"]["--metadata"],
     }
+    meta_a, meta_b = flags["changed"]["--metadata"]
+    assert "random_input_len=1024" in meta_a and "random_input_len=2048" in meta_b
 
 
 def test_two_recipes_eval_key_value_lists():

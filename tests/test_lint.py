@@ -190,12 +190,14 @@ def bundled_paths():
 
 
 def test_override_absent_unless_declared(tmp_path):
-    # the bundled Llama snapshot has no "index_topk_freq" (nor "rope_foo") in its config
+    # Llama's config has no auto_map: its class is transformers' LlamaConfig, whose fields
+    # config.json lists, so a key it lacks is read by no code (an error). MiniMax-M3's config is
+    # remote code (auto_map): its model code may read keys config.json lacks (a warning).
     path = write(tmp_path, text_overrides={"index_topk_freq": 4, "rope_foo": 1})
-    got = [(f.code, f.evidence["key"]) for f in lint_recipe(path)]
+    got = [(f.code, f.severity, f.engine, f.evidence["key"]) for f in lint_recipe(path)]
     assert got == [
-        ("recipe.override_absent", "index_topk_freq"),
-        ("recipe.override_absent", "rope_foo"),
+        ("recipe.override_unknown_key", "error", "any", "index_topk_freq"),
+        ("recipe.override_unknown_key", "error", "any", "rope_foo"),
     ]
     path = write(
         tmp_path,
@@ -204,9 +206,18 @@ def test_override_absent_unless_declared(tmp_path):
     )
     got = [(f.code, f.severity, f.evidence["key"]) for f in lint_recipe(path)]
     assert got == [
-        ("recipe.override_absent", "warning", "rope_foo"),
+        ("recipe.override_unknown_key", "error", "rope_foo"),
         ("recipe.known_key_unused", "warning", "stale_key"),
     ]
+    assert run_lint(path).returncode == 1
+    path = write(
+        tmp_path,
+        target="nvidia/MiniMax-M3-NVFP4",
+        text_overrides={"index_topk_freq": 4, "rope_foo": 1},
+        text_overrides_known_keys=["index_topk_freq"],
+    )
+    got = [(f.code, f.severity, f.evidence["key"]) for f in lint_recipe(path)]
+    assert got == [("recipe.override_absent", "warning", "rope_foo")]
     assert run_lint(path).returncode == 0
     assert run_lint("--strict", path).returncode == 1
 

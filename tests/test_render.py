@@ -15,7 +15,6 @@ from hypothesis import strategies as st
 
 from recipecli.recipes.render import (
     format_shell,
-    place_text_overrides,
     render_command,
     split_shell,
     unfold_continuations,
@@ -153,16 +152,22 @@ def test_speculative_flags_per_engine(tmp_path):
 
 
 def test_text_overrides_placement_by_hand():
-    wrapped = {"model_type": "minimax_m3_vl", "text_config": {"hidden_size": 6144}}
-    flat = {"model_type": "llama", "hidden_size": 4096}
-    o = {"index_topk_freq": 4}
-    assert place_text_overrides("vllm", o, wrapped) == {"text_config": {"index_topk_freq": 4}}
-    assert place_text_overrides("tokenspeed", o, wrapped) == {"index_topk_freq": 4}
-    assert place_text_overrides("vllm", o, flat) == {"index_topk_freq": 4}
+    # vLLM v0.33.0 ModelConfig._apply_dict_overrides merges a dict under an existing sub-config;
+    # tokenspeed f4d8ec6e get_config updates get_hf_text_config(config) with flat keys.
+    from recipecli.recipes.overrides import OverrideSource, place_overrides
+
+    def place(engine, config):
+        src = OverrideSource("text_overrides", "f:1", {"index_topk_freq": 4}, True)
+        return place_overrides(engine, [src], config, known=["index_topk_freq"]).value
+
+    wrapped = {"model_type": "minimax_m3_vl", "auto_map": {}, "text_config": {"hidden_size": 6144}}
+    flat = {"model_type": "llama", "hidden_size": 4096, "auto_map": {}}
+    assert place("vllm", wrapped) == {"text_config": {"index_topk_freq": 4}}
+    assert place("tokenspeed", wrapped) == {"index_topk_freq": 4}
+    assert place("vllm", flat) == {"index_topk_freq": 4}
     omni = {"thinker_config": {"text_config": {"vocab_size": 10}}}
-    assert place_text_overrides("vllm", o, omni) == {
-        "thinker_config": {"text_config": {"index_topk_freq": 4}}
-    }
+    assert place("vllm", omni) == {"thinker_config": {"text_config": {"index_topk_freq": 4}}}
+    assert place("tokenspeed", omni) == {"index_topk_freq": 4}
 
 
 def test_target_config_override_and_offline_failure(tmp_path):
@@ -216,11 +221,15 @@ def test_engine_flag_in_text_overrides_is_an_error(tmp_path):
 
 
 def test_tokenspeed_draft_shared_override_warns():
-    from recipecli.recipes.render import check_text_overrides
+    # tokenspeed builds the draft's ModelConfig with the same server_args.hf_overrides
+    # (runtime/engine/event_loop.py _load_model_config); vLLM keeps dict overrides target-only
+    # (vllm/config/speculative.py compose_draft_hf_overrides).
+    from recipecli.recipes.overrides import OverrideSource, place_overrides
 
-    found = check_text_overrides("tokenspeed", {"vocab_size": 1}, {"vocab_size": 2}, "f:1")
+    src = [OverrideSource("text_overrides", "f:1", {"vocab_size": 1}, True)]
+    found = place_overrides("tokenspeed", src, {"vocab_size": 2}).findings
     assert [f.code for f in found] == ["recipe.override_hits_draft"]
-    assert check_text_overrides("vllm", {"vocab_size": 1}, {"vocab_size": 2}, "f:1") == []
+    assert place_overrides("vllm", src, {"vocab_size": 2}).findings == ()
 
 
 def test_formats_argv_json_and_vllm_config():
@@ -367,15 +376,19 @@ def run_render(*args):
 @pytest.mark.parametrize(
     "assignment, needle",
     [
-        ("max_model_len=abc", "--set max_model_len='abc': expected integer, got str"),
-        ("max_model_len=", "--set max_model_len='': expected integer, got str"),
+        (
+            "max_model_len=abc",
+            "--set max_model_len='abc': serve.max_model_len (--max-model-len) takes an integer, "
+            "got 'abc'",
+        ),
+        ("max_model_len=0x10", "takes an integer, got '0x10'"),
         ("port=99999", "99999 is above the maximum 65535"),
         ("port=0", "0 is below the minimum 1"),
         ("tensor_parallel_size=-4", "-4 is below the minimum 1"),
         ("gpu_memory_utilization=0", "0 must be above 0"),
         ("speculative.num_speculative_tokens=0", "0 is below the minimum 1"),
-        ("num_speculative_tokens=two", "expected integer"),
-        ("trust_remote_code=yes please", "expected boolean"),
+        ("num_speculative_tokens=two", "speculative.num_speculative_tokens takes an integer"),
+        ("trust_remote_code=yes please", "takes true or false, got 'yes please'"),
         ("nosuchflag=1", "--set nosuchflag: not a serve field nor a vllm"),
         ("max-num-seq=8", "did you mean 'max-num-seqs'?"),
         ("max_model_lenn=8", "did you mean 'max_model_len'?"),
@@ -383,11 +396,14 @@ def run_render(*args):
             "speculative.num_speculative_token=5",
             "did you mean 'speculative.num_speculative_tokens'",
         ),
-        ("engines.vllm.args.port=1", "dotted names must be serve.FIELD or speculative.FIELD"),
+        ("engines.vllm.args.port=1", "dotted names must be serve.FIELD, speculative.FIELD"),
         ("rope-scaling=x", "--rope-scaling was removed"),
-        ("no-enable-prefix-caching=1", "is a switch; give true or false"),
-        ("served-model-name=", "must not be empty"),
-        ("tool-call-parser=", "empty value"),
+        (
+            "no-enable-prefix-caching=1",
+            "--no-enable-prefix-caching (vllm 0.33.0) takes true or false (a switch), got '1'",
+        ),
+        ("speculative.num_speculative_tokens=", "needs a value"),
+        ("max-num-batched-tokens=2026-01-01", "takes an integer, got '2026-01-01'"),
         ("target=", "must not be empty"),
     ],
 )
@@ -413,9 +429,9 @@ def test_set_tokenspeed_catalog_and_choices():
     from recipecli.errors import UsageError
 
     for assignment, needle in (
-        ("served_model_name=x", "serve field has no tokenspeed flag"),
+        ("served_model_name=x", "serve field served_model_name has no tokenspeed flag"),
         ("no-such-flag=1", "not a serve field nor a tokenspeed"),
-        ("attention-backend=fa9", "not one of mha, mla"),
+        ("attention-backend=fa9", "takes one of mha, mla"),
     ):
         with pytest.raises(UsageError, match=needle):
             render_command("llama3.1-8b-eagle3", "tokenspeed", sets=[assignment])

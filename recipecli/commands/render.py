@@ -46,10 +46,19 @@ from recipecli.errors import UsageError
     "sets",
     multiple=True,
     metavar="NAME=VALUE",
-    help="Override a serve field (max_model_len=65536, port=8001; type- and range-checked), "
-    "target, draft, a speculative field (speculative.num_speculative_tokens=5) or an engine flag "
-    "of the shipped catalog (served-model-name=m3; enforce-eager=false drops it); last wins. "
-    "Repeatable.",
+    help="Override a serve field (max_model_len=65536), target, draft, a speculative field "
+    "(speculative.num_speculative_tokens=5), an engine flag of the shipped catalog "
+    "(served-model-name=m3; enforce-eager=false drops it), a bench flag (num_prompts=100; "
+    "max_concurrency=1,4,16 renders one bench command each), hf-overrides={JSON} or "
+    "text_overrides.KEY=YAML. VALUE is typed by the flag it sets: text verbatim, integers and "
+    "numbers parsed and range-checked, JSON for JSON flags, true/false for switches; an empty "
+    "VALUE drops the flag. Last wins. Repeatable.",
+)
+@click.option(
+    "--force",
+    is_flag=True,
+    help="Render overrides the engine would drop (an engine flag inside --hf-overrides, a key "
+    "it would set where nothing reads it); they are reported as warnings instead of errors.",
 )
 @click.option("--list", "list_", is_flag=True, help="List the bundled recipes and exit.")
 @click.option(
@@ -58,7 +67,9 @@ from recipecli.errors import UsageError
     type=click.Path(file_okay=False),
     help="Directory of templates overriding the bundled ones.",
 )
-def command(recipe, engine, hardware, what, fmt, target_config, sets, list_, templates) -> int:
+def command(
+    recipe, engine, hardware, what, fmt, target_config, sets, force, list_, templates
+) -> int:
     """Render commands for ENGINE from RECIPE.
 
     Example: recipecli render minimax-m3-eagle3 --engine vllm --hardware mi355x --what all
@@ -84,14 +95,21 @@ def command(recipe, engine, hardware, what, fmt, target_config, sets, list_, tem
 
     loaded = load_recipe(recipe)
     rendered = render_all(
-        loaded, engine, hardware=hardware, what=what, sets=sets, target_config=target_config
+        loaded,
+        engine,
+        hardware=hardware,
+        what=what,
+        sets=sets,
+        target_config=target_config,
+        force=force,
     )
     shown: set[str] = set()
     for r in rendered:
         for w in r.warnings:
             if w.message not in shown:
                 shown.add(w.message)
-                click.echo(f"recipecli: warning: {w.source}: {w.message}", err=True)
+                where = w.source.partition("; ")[0]
+                click.echo(f"recipecli: warning: {where}: {w.message}", err=True)
 
     if fmt == "argv-json":
         docs = [r.to_dict() | ({"what": r.what} if len(rendered) > 1 else {}) for r in rendered]

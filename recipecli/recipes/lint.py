@@ -26,7 +26,6 @@ from recipecli.findings import Finding
 from recipecli.recipes import engines as E
 from recipecli.recipes.catalog import Catalog, load_catalog
 from recipecli.recipes.loader import Recipe, bundled_dir, load_recipe
-from recipecli.recipes.render import check_text_overrides
 from recipecli.recipes.schema import validate
 
 
@@ -120,6 +119,34 @@ SWITCH_KINDS = frozenset({"flag", "negation", "bool"})
 """Catalog kinds of flags that take no value."""
 
 
+def _type_mismatch(catalog: Catalog, flag: str, value: Any, command: str = "serve") -> str | None:
+    """Why ``value`` (as YAML typed it) cannot be the value of ``flag``, per the catalog's
+    ``type`` (``int``: an integer or integer text; ``float``: a number or number text; ``json``:
+    a mapping, list or JSON text), or None."""
+    vtype = (catalog.flags(command).get(flag) or {}).get("type")
+    if vtype is None:
+        return None
+    if value is True and vtype not in ("switch", "optional"):
+        return f"{flag} takes a value ({vtype}), not a bare true"
+    if vtype == "int":
+        ok = (isinstance(value, int) and not isinstance(value, bool)) or (
+            isinstance(value, str) and value.strip().lstrip("+-").isdigit()
+        )
+        return None if ok else f"{flag} takes an integer, not {value!r}"
+    if vtype == "float":
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+        if isinstance(value, str):
+            try:
+                float(value)
+                ok = True
+            except ValueError:
+                ok = False
+        return None if ok else f"{flag} takes a number, not {value!r}"
+    if vtype == "json" and not isinstance(value, (Mapping, list, str)):
+        return f"{flag} takes JSON (a mapping or list), not {value!r}"
+    return None
+
+
 def check_flag_value(catalog: Catalog, flag: str, value: Any, where: str) -> list[Finding]:
     """Findings for the VALUE of a known serve flag: a flag that is a ``serve`` field's flag
     (``--tensor-parallel-size``, ``--port``, …) must satisfy that field's schema (type and range:
@@ -148,6 +175,8 @@ def check_flag_value(catalog: Catalog, flag: str, value: Any, where: str) -> lis
             message = f"{errors[0][1]} (as serve.{field})"
     elif catalog.kind(flag) in SWITCH_KINDS and value is not True:
         message = f"{flag} is a switch: give true (or false to drop it), not {value!r}"
+    else:
+        message = _type_mismatch(catalog, flag, value)
     if message is None:
         return []
     return [
@@ -359,31 +388,72 @@ def _lint_known_keys(recipe: Recipe) -> list[Finding]:
     ]
 
 
-def _lint_overrides(recipe: Recipe) -> list[Finding]:
-    overrides = recipe.get("text_overrides") or {}
-    if not overrides:
-        return []
-    known = recipe.get("text_overrides_known_keys") or ()
-    where = recipe.where("text_overrides")
-    config = None
+def _snapshot_config(target: str) -> Mapping[str, Any] | None:
     from recipecli.recipes.targets import bundled_snapshot_path
 
-    snap = bundled_snapshot_path(str(recipe.get("target", "")))
-    if snap is not None:
-        config = json.loads(snap.read_text(encoding="utf-8"))["config"]
+    snap = bundled_snapshot_path(str(target or ""))
+    if snap is None:
+        return None
+    return json.loads(snap.read_text(encoding="utf-8"))["config"]
+
+
+ENGINE_NEUTRAL: frozenset[str] = frozenset(
+    {"recipe.override_absent", "recipe.override_unknown_key", "recipe.override_is_engine_flag"}
+)
+"""Override findings that do not depend on the engine (lint reports them once, engine ``any``)."""
+
+
+def _lint_overrides(recipe: Recipe) -> list[Finding]:
+    """Every override source, per engine and hardware profile, through the one placement rule
+    (:func:`recipecli.recipes.overrides.place_overrides`) against the target's bundled snapshot
+    (unknown targets: only the engine-flag check). Same findings as ``render``."""
+    from recipecli.recipes.overrides import place_overrides
+    from recipecli.recipes.render import override_sources
+
+    known = recipe.get("text_overrides_known_keys") or ()
+    profiles = [None, *((recipe.get("hardware") or {}).keys())]
     out: list[Finding] = []
+    seen: set[tuple[str, str, str]] = set()
     for engine in E.ENGINES:
-        for f in check_text_overrides(engine, overrides, config, where, known):
-            if f.code == "recipe.override_absent" and engine != "vllm":
-                continue  # same fact, report once
-            out.append(f)
-    # engine-flag errors are engine-independent: report once
-    dedup: dict[tuple[str, str], Finding] = {}
-    for f in out:
-        key = (f.code, json.dumps(dict(f.evidence), sort_keys=True))
-        if f.code == "recipe.override_hits_draft" or key not in dedup:
-            dedup[key] = f
-    return list(dedup.values())
+        for hw_name in profiles:
+            hw = (recipe.get("hardware") or {}).get(hw_name) or {} if hw_name else {}
+            try:
+                sources = override_sources(recipe, engine, hw_name)
+            except RecipeError as exc:
+                key = ("recipe.json_invalid", exc.path or "", engine)
+                if key not in seen:
+                    seen.add(key)
+                    out.append(
+                        _finding(
+                            "recipe.override_value", "error", engine, exc.message, exc.path or ""
+                        )
+                    )
+                continue
+            if not any(src.value for src in sources):
+                continue
+            target = hw.get("target") or recipe.get("target")
+            config = (
+                None
+                if (hw.get("target_config") or recipe.get("target_config"))
+                else (_snapshot_config(target))
+            )
+            for f in place_overrides(engine, sources, config, known=known).findings:
+                if f.code in ENGINE_NEUTRAL:
+                    # the same fact for both engines: report it once, for any engine
+                    f = Finding(
+                        f.code,
+                        f.severity,
+                        "any",
+                        f.message,
+                        evidence=f.evidence,
+                        source=f.source.partition("; ")[0],
+                    )
+                key = (f.code, f.source.partition("; ")[0], f.message, f.engine)
+                if key in seen:
+                    continue
+                seen.add(key)
+                out.append(f)
+    return out
 
 
 def _lint_misc(recipe: Recipe) -> list[Finding]:

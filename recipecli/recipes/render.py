@@ -19,7 +19,7 @@ import difflib
 import json
 import re
 import shlex
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,7 +28,19 @@ from recipecli.errors import RecipeError, UsageError
 from recipecli.findings import Finding
 from recipecli.recipes import engines as E
 from recipecli.recipes.catalog import load_catalog
-from recipecli.recipes.loader import Recipe, load_recipe, parse_yaml
+from recipecli.recipes.loader import Recipe, load_recipe
+from recipecli.recipes.overrides import FORCEABLE_CODES, OverrideSource, place_overrides
+from recipecli.recipes.sets import SWITCH_KINDS, SetItem, check_set
+
+__all__ = [
+    "SWITCH_KINDS",
+    "Rendered",
+    "SetItem",
+    "check_set",
+    "format_shell",
+    "render_all",
+    "render_command",
+]
 
 ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -190,16 +202,26 @@ def normalise_json_value(flag: str, value: Any, engine: str, where: str) -> Any:
     return value
 
 
-def flag_argv(flag: str, value: Any) -> list[str]:
-    """argv items for one flag: ``True`` -> bare, ``False``/``None`` -> nothing, mapping/list ->
-    JSON text, other scalars -> text."""
+def flag_argv(flag: str, value: Any, *, multi: bool = False) -> list[str]:
+    """argv items for one flag: ``True`` -> bare, ``False``/``None`` -> nothing, mapping -> JSON
+    text, list -> JSON text (or, with ``multi`` for ``nargs="+"`` flags such as vLLM's
+    ``--served-model-name``, one argv item per element), other scalars -> text."""
     if value is True:
         return [flag]
     if value is False or value is None:
         return []
+    if multi and isinstance(value, list):
+        return [flag, *(scalar_text(v) for v in value)]
     if isinstance(value, (Mapping, list)):
         return [flag, json_text(value)]
     return [flag, scalar_text(value)]
+
+
+def serve_flag_argv(engine: str, flag: str, value: Any) -> list[str]:
+    """:func:`flag_argv` for a serve flag of ``engine``: list values of the catalog's
+    ``nargs`` flags become several argv items."""
+    entry = load_catalog(engine).flags().get(flag) or {}
+    return flag_argv(flag, value, multi=entry.get("nargs") in ("+", "*"))
 
 
 def deep_merge(base: Mapping[str, Any], top: Mapping[str, Any]) -> dict[str, Any]:
@@ -211,242 +233,6 @@ def deep_merge(base: Mapping[str, Any], top: Mapping[str, Any]) -> dict[str, Any
         else:
             out[key] = value
     return out
-
-
-def parse_set(text: str) -> tuple[str, Any]:
-    """Parse ``--set NAME=VALUE``; VALUE is read as a YAML scalar/flow value (``65536`` -> int,
-    ``true`` -> bool, ``{"a": 1}`` -> mapping, nothing -> ``""``).
-
-    Raises:
-        UsageError: no ``=`` or empty NAME.
-    """
-    name, sep, raw = text.partition("=")
-    name = name.strip()
-    if not sep or not name:
-        raise UsageError(f"--set {text!r}: expected NAME=VALUE, e.g. --set max_model_len=65536")
-    try:
-        value, _ = parse_yaml(raw, f"--set {name}") if raw.strip() else ("", {})
-    except RecipeError:
-        value = raw
-    return name.lstrip("-"), value
-
-
-SET_SECTIONS: tuple[str, ...] = ("serve", "speculative")
-"""Recipe sections whose fields ``--set SECTION.FIELD=VALUE`` may address."""
-
-
-@dataclass(frozen=True)
-class SetItem:
-    """One checked ``--set``.
-
-    Attributes:
-        kind: ``target``/``draft`` (the model), ``speculative`` or ``serve`` (a recipe field),
-            ``flag`` (an engine flag).
-        key: the field name (underscores), or the flag with its dashes for ``flag``.
-        value: the typed value; None removes a serve field's / flag's flag.
-    """
-
-    kind: str
-    key: str
-    value: Any
-
-
-def _section_props(section: str) -> Mapping[str, Any]:
-    from recipecli.recipes.schema import SCHEMA
-
-    return SCHEMA["properties"][section]["properties"]
-
-
-def _check_value(name: str, value: Any, schema: Mapping[str, Any]) -> None:
-    """Validate a ``--set`` value against a schema fragment; raise UsageError on the first error."""
-    from recipecli.recipes.schema import validate
-
-    errors = validate(value, schema, (f"--set {name}={value!r}",))
-    if errors:
-        raise UsageError(errors[0][1])
-
-
-def _set_candidates(engine: str) -> list[str]:
-    flags = [f[2:] for f in load_catalog(engine).flags()]
-    spec = [f"speculative.{k}" for k in _section_props("speculative")]
-    return [*E.SERVE_FIELDS, *spec, "target", "draft", *flags]
-
-
-def _unknown_set(name: str, engine: str, what: str) -> UsageError:
-    close = difflib.get_close_matches(name, _set_candidates(engine), n=1, cutoff=0.6)
-    hint = f"did you mean {close[0]!r}?" if close else "see docs/recipes-format.md (Layering)"
-    return UsageError(f"--set {name}: {what}", hint=hint)
-
-
-def check_set(text: str, engine: str) -> SetItem:
-    """Parse and check one ``--set NAME=VALUE`` for ``engine``.
-
-    NAME is ``target``/``draft``, a ``serve`` field (``max_model_len``, dashes allowed), a
-    speculative field (``num_speculative_tokens``, or dotted ``speculative.FIELD``), ``serve.FIELD``,
-    or an engine flag's long name without dashes (``served-model-name``) that the engine's shipped
-    flag catalog knows. Field values are checked against the recipe schema (types and ranges:
-    port 1..65535, sizes >= 1); ``null`` removes a serve field's flag. Switch flags take
-    ``true``/``false``; other flags need a non-empty value.
-
-    Args:
-        text: the ``NAME=VALUE`` text.
-        engine: ``vllm`` or ``tokenspeed``.
-
-    Returns:
-        the :class:`SetItem`.
-
-    Raises:
-        UsageError: malformed, unknown NAME (with "did you mean"), or a value of the wrong type
-            or out of range; one line naming the ``--set``.
-    """
-    name, value = parse_set(text)
-    section, dot, field_part = name.partition(".")
-    if dot:
-        key = field_part.replace("-", "_")
-        if section not in SET_SECTIONS:
-            raise _unknown_set(
-                name, engine, "dotted names must be serve.FIELD or speculative.FIELD"
-            )
-        if key not in _section_props(section):
-            raise _unknown_set(name, engine, f"{section} has no field {field_part!r}")
-    else:
-        key = name.replace("-", "_")
-        if key in ("target", "draft"):
-            _check_value(name, value, {"type": "string", "minLength": 1})
-            return SetItem(key, key, value)
-        section = (
-            "speculative"
-            if key in _section_props("speculative")
-            else "serve"
-            if key in E.SERVE_FIELDS
-            else ""
-        )
-    if section:
-        removable = section == "serve" or key == "draft_tensor_parallel_size"
-        if not (value is None and removable):
-            _check_value(name, value, _section_props(section)[key])
-        return SetItem(section, key, value)
-    return SetItem("flag", _check_flag_set(name, value, engine), value)
-
-
-SWITCH_KINDS = frozenset({"flag", "negation", "bool"})
-"""Catalog kinds of flags that take no value (``true`` = present, ``false`` = absent)."""
-
-
-def _check_flag_set(name: str, value: Any, engine: str) -> str:
-    """The ``--flag`` of an engine-flag ``--set`` after checking it against the catalog."""
-    catalog = load_catalog(engine)
-    flag = "--" + name.replace("_", "-")
-    entry = catalog.flags().get(flag)
-    if entry is None:
-        removed = catalog.removed.get(flag)
-        if removed is not None:
-            raise UsageError(
-                f"--set {name}: {flag} was removed from {engine} serve "
-                f"(last seen in {removed['last_seen_in']})",
-                hint=removed["hint"],
-            )
-        raise _unknown_set(
-            name, engine, f"not a serve field nor a {engine} {catalog.version} serve flag"
-        )
-    kind = entry.get("kind")
-    if kind in SWITCH_KINDS and not isinstance(value, (bool, type(None))):
-        raise UsageError(f"--set {name}={value!r}: {flag} is a switch; give true or false")
-    if kind not in SWITCH_KINDS and value == "":
-        raise UsageError(f"--set {name}: empty value; give one, or {name}=false to drop {flag}")
-    choices = entry.get("choices")
-    if choices and value not in (None, False) and str(value) not in choices:
-        raise UsageError(
-            f"--set {name}={value!r}: not one of {', '.join(choices)}",
-            hint=f"{engine} {catalog.version} flag catalog",
-        )
-    return flag
-
-
-# --------------------------------------------------------------------------- text overrides
-
-
-def check_text_overrides(
-    engine: str,
-    overrides: Mapping[str, Any],
-    config: Mapping[str, Any] | None,
-    where: str,
-    known: Collection[str] = (),
-) -> list[Finding]:
-    """Findings about ``text_overrides`` for ``engine`` (engine-facts §4, §5).
-
-    Args:
-        engine: ``vllm`` or ``tokenspeed``.
-        overrides: the recipe's ``text_overrides``.
-        config: the target's config.json (None: skip the presence check).
-        where: ``file:line`` of ``text_overrides``.
-        known: the recipe's ``text_overrides_known_keys``: keys the model code reads although
-            the public config lacks them (no ``override_absent`` warning for these).
-
-    Returns:
-        errors for engine flags among the keys; warnings for keys absent from the text config
-        (unless declared in ``known``) and, on tokenspeed, for keys that also hit the draft.
-    """
-    from recipecli.checkpoint.textconfig import resolve_text_config
-
-    out: list[Finding] = []
-    text = resolve_text_config(config) if config is not None else None
-    for key in overrides:
-        if key in E.ENGINE_FLAG_KEYS:
-            out.append(
-                Finding(
-                    "recipe.override_is_engine_flag",
-                    "error",
-                    engine,
-                    f"text_overrides.{key} is an engine flag, not a model-config field: engines "
-                    f"ignore it inside --hf-overrides; set serve.{key} or an engine arg instead",
-                    evidence={"key": key},
-                    source=f"{where}; engine-facts §4 (model-runner #912)",
-                )
-            )
-            continue
-        if text is not None and key not in text.config and key not in known:
-            inside = f" ({text.path_str})" if text.wrapped else ""
-            out.append(
-                Finding(
-                    "recipe.override_absent",
-                    "warning",
-                    engine,
-                    f"text_overrides.{key} is not in the target's text config{inside} (the model code may "
-                    f"still read it: if it does, list it in text_overrides_known_keys)",
-                    evidence={"key": key},
-                    source=where,
-                )
-            )
-        if engine == "tokenspeed" and key in E.TOKENSPEED_DRAFT_SHARED_KEYS:
-            out.append(
-                Finding(
-                    "recipe.override_hits_draft",
-                    "warning",
-                    engine,
-                    f"tokenspeed applies --hf-overrides to the draft config too: overriding {key} "
-                    f"breaks the EAGLE3 draft",
-                    evidence={"key": key},
-                    source=f"{where}; engine-facts §5",
-                )
-            )
-    return out
-
-
-def place_text_overrides(
-    engine: str, overrides: Mapping[str, Any], config: Mapping[str, Any]
-) -> dict[str, Any]:
-    """The ``--hf-overrides`` value for ``engine``: nested under the wrapper path on vLLM when
-    the text config sits under one (``{"text_config": {...}}``), flat on tokenspeed
-    (engine-facts §4 vLLM PR #25727 / recipes PR #621; §5)."""
-    from recipecli.checkpoint.textconfig import resolve_text_config
-
-    _, nest = E.OVERRIDES_FLAG[engine]
-    value: dict[str, Any] = dict(overrides)
-    if nest:
-        for key in reversed(resolve_text_config(config).path):
-            value = {key: value}
-    return value
 
 
 # --------------------------------------------------------------------------- layering
@@ -485,7 +271,12 @@ def _merge(layers: Iterable[Iterable[tuple[str, Any]]]) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class Resolved:
-    """Everything the serve/bench/eval commands of one (recipe, engine, hardware) need."""
+    """Everything the serve/bench/eval commands of one (recipe, engine, hardware) need.
+
+    Attributes:
+        bench: ``--set`` bench flags (flag -> typed value; None drops it), in order.
+        sweep: ``(flag, values)`` of a bench sweep, or None.
+    """
 
     recipe: Recipe
     engine: str
@@ -496,6 +287,91 @@ class Resolved:
     env: dict[str, str]
     flags: dict[str, Any]
     warnings: tuple[Finding, ...]
+    bench: dict[str, Any] = field(default_factory=dict)
+    sweep: tuple[str, tuple[Any, ...]] | None = None
+
+
+HF_OVERRIDES = "--hf-overrides"
+
+
+def override_sources(
+    recipe: Recipe, engine: str, hw_name: str | None, sets: Sequence[SetItem] = ()
+) -> list[OverrideSource]:
+    """Every override source of (recipe, engine, hardware profile, ``--set`` items), lowest
+    first: ``text_overrides`` < ``engines.<engine>.args.hf-overrides`` <
+    ``hardware.<name>.args.<engine>.hf-overrides`` < ``--set`` (command-line order).
+
+    JSON strings are parsed (an engine arg may be written as JSON text).
+
+    Raises:
+        RecipeError: an ``hf-overrides`` value that is neither a mapping, JSON object text,
+            nor false/null (names file:line).
+    """
+    out: list[OverrideSource] = []
+    overrides = recipe.get("text_overrides")
+    if overrides:
+        out.append(
+            OverrideSource("text_overrides", recipe.where("text_overrides"), overrides, True)
+        )
+    layers: list[tuple[str, tuple[str, ...], Mapping[str, Any]]] = []
+    eng = (recipe.get("engines") or {}).get(engine) or {}
+    layers.append((f"engines.{engine}.args", ("engines", engine, "args"), eng.get("args") or {}))
+    if hw_name is not None:
+        hw = (recipe.get("hardware") or {}).get(hw_name) or {}
+        layers.append(
+            (
+                f"hardware.{hw_name}.args.{engine}",
+                ("hardware", hw_name, "args", engine),
+                ((hw.get("args") or {}).get(engine)) or {},
+            )
+        )
+    for label, path, args in layers:
+        for key, value in args.items():
+            if "--" + str(key).lstrip("-") != HF_OVERRIDES:
+                continue
+            where = recipe.where(*path, str(key))
+            value = normalise_json_value(HF_OVERRIDES, value, engine, where)
+            if value not in (None, False) and not isinstance(value, Mapping):
+                raise RecipeError(
+                    f"{label}.{key} must be a mapping of config keys (or false), "
+                    f"got {type(value).__name__}",
+                    path=where,
+                )
+            out.append(OverrideSource(f"{label}.{key}", where, value))
+    for item in sets:
+        if item.kind == "text_override":
+            label, where = f"--set text_overrides.{item.key}", f"--set {item.text}"
+            if item.value is None:  # an empty VALUE drops that one key
+                out.append(OverrideSource(label, where, {}, True, remove=(item.key,)))
+            else:
+                out.append(OverrideSource(label, where, {item.key: item.value}, True))
+        elif item.kind == "flag" and item.key == HF_OVERRIDES:
+            if item.value is not None and not isinstance(item.value, Mapping):
+                raise UsageError(
+                    f"--set {item.text!r}: --hf-overrides takes a JSON object of config keys, "
+                    f"got {type(item.value).__name__}"
+                )
+            out.append(OverrideSource("--set hf-overrides", f"--set {item.text}", item.value))
+    return out
+
+
+def _target_config_for(
+    recipe: Recipe,
+    hw: Mapping[str, Any],
+    target: str,
+    target_config: str | None,
+    where: str,
+) -> Mapping[str, Any]:
+    from recipecli.recipes.targets import load_target_config
+
+    config, _ = load_target_config(
+        target,
+        override=target_config,
+        recipe_config=hw.get("target_config") or recipe.get("target_config"),
+        recipe_dir=Path(recipe.path).parent,
+        where=where,
+    )
+    return config
 
 
 def resolve(
@@ -505,6 +381,7 @@ def resolve(
     hardware: str | None = None,
     sets: Sequence[str] = (),
     target_config: str | None = None,
+    force: bool = False,
 ) -> Resolved:
     """Apply the layers and return the merged serve flags and env.
 
@@ -512,18 +389,18 @@ def resolve(
         recipe: a loaded recipe.
         engine: ``vllm`` or ``tokenspeed``.
         hardware: hardware profile name (default: the recipe's ``default_hardware``).
-        sets: ``NAME=VALUE`` strings, checked by :func:`check_set` (serve field,
-            ``target``/``draft``, a speculative field, or a catalog flag's long name).
+        sets: ``NAME=VALUE`` strings, checked and typed by :func:`check_set`.
         target_config: ``--target-config SOURCE`` override.
+        force: render overrides the engine would drop (their errors become warnings).
 
     Returns:
         :class:`Resolved`.
 
     Raises:
         UsageError: unknown engine or hardware profile, bad ``--set`` (unknown name, wrong
-            type, out of range).
-        RecipeError: engine flags in ``text_overrides``, ``tensor_parallel_size`` in the
-            speculative config, unreadable target config.
+            type, out of range), two sweeps.
+        RecipeError: an override the engine would drop (:mod:`.overrides`; unless ``force``),
+            ``tensor_parallel_size`` in the speculative config, unreadable target config.
     """
     if engine not in E.ENGINES:
         raise UsageError(f"unknown engine {engine!r} (choose {', '.join(E.ENGINES)})")
@@ -534,9 +411,11 @@ def resolve(
     target = hw.get("target") or recipe.get("target")
     draft = hw.get("draft") or recipe.get("draft")
 
+    items = [check_set(text, engine) for text in sets]
     set_layer: list[tuple[str, Any]] = []
-    for text in sets:
-        item = check_set(text, engine)
+    bench: dict[str, Any] = {}
+    sweep: tuple[str, tuple[Any, ...]] | None = None
+    for item in items:
         if item.kind == "target":
             target = item.value
         elif item.kind == "draft":
@@ -547,11 +426,17 @@ def resolve(
             else:
                 spec[item.key] = item.value
         elif item.kind == "serve":
-            flag = E.SERVE_FIELDS[item.key][1].get(engine)
-            if flag is None:
-                raise UsageError(f"--set {item.key}: serve field has no {engine} flag")
-            set_layer.append((flag, item.value))
-        else:
+            set_layer.append((E.SERVE_FIELDS[item.key][1][engine], item.value))
+        elif item.kind == "bench":
+            if item.sweep:
+                if sweep is not None and sweep[0] != item.key:
+                    raise UsageError(
+                        f"--set {item.text}: one sweep at a time ({sweep[0]} is swept already)"
+                    )
+                sweep = (item.key, item.sweep)
+            bench.pop(item.key, None)
+            bench[item.key] = item.value
+        elif item.kind == "flag" and item.key != HF_OVERRIDES:
             set_layer.append((item.key, item.value))
 
     warnings: list[Finding] = []
@@ -583,32 +468,43 @@ def resolve(
     extra.update(eng.get("speculative_config") or {})
     base.extend(E.SPECULATIVE_FLAGS[engine](spec["method"], draft, n, extra))
 
-    overrides: Mapping[str, Any] = recipe.get("text_overrides") or {}
-    if overrides:
-        from recipecli.recipes.targets import load_target_config
-
-        config, _ = load_target_config(
-            target,
-            override=target_config,
-            recipe_config=hw.get("target_config") or recipe.get("target_config"),
-            recipe_dir=Path(recipe.path).parent,
-            where=recipe.where("text_overrides"),
-        )
-        found = check_text_overrides(
+    sources = override_sources(recipe, engine, hw_name, items)
+    if any(src.value for src in sources):
+        config = _target_config_for(recipe, hw, target, target_config, sources[0].where)
+        placed = place_overrides(
             engine,
-            overrides,
+            sources,
             config,
-            recipe.where("text_overrides"),
-            recipe.get("text_overrides_known_keys") or (),
+            known=recipe.get("text_overrides_known_keys") or (),
+            force=force,
         )
-        errors = [f for f in found if f.severity == "error"]
-        if errors:
-            raise RecipeError(errors[0].message, path=recipe.where("text_overrides"))
-        warnings.extend(found)
-        base.append((E.OVERRIDES_FLAG[engine][0], place_text_overrides(engine, overrides, config)))
+        errors = [f for f in placed.findings if f.severity == "error"]
+        if errors and not force:
+            first = errors[0]
+            where, _, rule = first.source.partition("; ")
+            more = f" (+{len(errors) - 1} more)" if len(errors) > 1 else ""
+            raise RecipeError(
+                f"{first.message}{more}",
+                path=where,
+                hint="fix it, or render anyway with --force",
+            )
+        for f in placed.findings:
+            if f.severity == "error":
+                warnings.append(
+                    Finding(
+                        f.code, "warning", f.engine, f.message, evidence=f.evidence, source=f.source
+                    )
+                )
+            elif f.severity == "warning":
+                warnings.append(f)
+        if placed.value:
+            base.append((HF_OVERRIDES, placed.value))
+
+    def arg_layer(args: Mapping[str, Any] | None) -> list[tuple[str, Any]]:
+        return [(f, v) for f, v in _arg_layer(args) if f != HF_OVERRIDES]
 
     hw_args = (hw.get("args") or {}).get(engine)
-    layers = [base, _arg_layer(eng.get("args")), _arg_layer(hw_args), set_layer]
+    layers = [base, arg_layer(eng.get("args")), arg_layer(hw_args), set_layer]
     where_of = {}
     for flag, _ in _arg_layer(eng.get("args")):
         where_of[flag] = recipe.where("engines", engine, "args", flag[2:])
@@ -641,7 +537,17 @@ def resolve(
             env[str(name)] = scalar_text(value)
 
     return Resolved(
-        recipe, engine, hw_name, hw.get("vendor"), target, draft, env, flags, tuple(warnings)
+        recipe,
+        engine,
+        hw_name,
+        hw.get("vendor"),
+        target,
+        draft,
+        env,
+        flags,
+        tuple(warnings),
+        bench,
+        sweep,
     )
 
 
@@ -667,27 +573,131 @@ def serve_argv(res: Resolved) -> list[str]:
     """``<engine> serve TARGET`` + the merged flags."""
     argv = [*E.SERVE_COMMAND[res.engine], res.target]
     for flag, value in res.flags.items():
-        argv.extend(flag_argv(flag, value))
+        argv.extend(serve_flag_argv(res.engine, flag, value))
     return argv
 
 
-def bench_argv(res: Resolved) -> list[str]:
-    """``vllm bench serve`` against the served endpoint (engine-facts §4 bench flags): backend
-    first, then ``--base-url``/``--model``, then the recipe's ``bench`` keys in order."""
+# bench keys that describe the workload but that `vllm bench serve` does not save in its result
+# JSON (vllm v0.33.0 vllm/benchmarks/serve.py main: it saves backend, label, model_id,
+# tokenizer_id, num_prompts, request_rate, burstiness, max_concurrency, then every --metadata
+# KEY=VALUE as a top-level string). recipecli records them with --metadata so `recipecli report`
+# can match workloads exactly (docs/engines/vllm.md#bench-serve).
+WORKLOAD_PREFIXES: tuple[str, ...] = (
+    "dataset_",
+    "random_",
+    "sharegpt_",
+    "sonnet_",
+    "hf_",
+    "prefix_repetition_",
+    "spec_bench_",
+    "speed_bench_",
+    "custom_",
+    "blazedit_",
+    "bfcl_",
+    "asr_",
+    "timed_trace_",
+)
+WORKLOAD_KEYS: frozenset[str] = frozenset(
+    {
+        "input_len",
+        "output_len",
+        "ignore_eos",
+        "temperature",
+        "top_p",
+        "top_k",
+        "min_p",
+        "frequency_penalty",
+        "presence_penalty",
+        "repetition_penalty",
+        "seed",
+        "num_warmups",
+        "disable_shuffle",
+        "no_oversample",
+    }
+)
+RECORDING_FLAGS: tuple[str, ...] = ("--label", "--result-filename", "--metadata")
+"""Flags recipecli adds to every rendered bench command unless the recipe or --set gives them."""
+
+
+def bench_label(res: Resolved) -> str:
+    """``RECIPE-ENGINE[-HARDWARE]``: the ``--label`` of the rendered bench command."""
+    return "-".join(p for p in (res.recipe.name, res.engine, res.hardware) if p)
+
+
+def _metadata_items(res: Resolved, flags: Mapping[str, Any]) -> list[str]:
+    items = [f"recipe={res.recipe.name}", f"engine={res.engine}"]
+    if res.hardware:
+        items.append(f"hardware={res.hardware}")
+    for flag, value in flags.items():
+        key = flag[2:].replace("-", "_")
+        if value is None or value is False:
+            continue
+        if key.startswith(WORKLOAD_PREFIXES) or key in WORKLOAD_KEYS:
+            text = (
+                "true"
+                if value is True
+                else json_text(value)
+                if isinstance(value, (Mapping, list))
+                else scalar_text(value)
+            )
+            items.append(f"{key}={text}")
+    return items
+
+
+def bench_argv(res: Resolved, values: Mapping[str, Any] | None = None) -> list[str]:
+    """``vllm bench serve`` against the served endpoint (docs/engines/vllm.md#bench-serve).
+
+    Order: ``--backend``, ``--base-url``, ``--model``, the recipe's ``bench`` keys in order
+    (``--set`` bench values replace them in place, new ones follow), then — unless given —
+    ``--label RECIPE-ENGINE[-HW]``, ``--result-filename LABEL-cN.json`` (``N`` = max concurrency,
+    else ``-rRATE``) and ``--metadata KEY=VALUE …`` recording the recipe, engine, hardware and
+    the workload keys vLLM does not save itself (:data:`WORKLOAD_PREFIXES`, :data:`WORKLOAD_KEYS`).
+
+    Args:
+        res: the resolved recipe.
+        values: extra flag -> value overrides on top of ``res.bench`` (one sweep point).
+
+    Raises:
+        RecipeError: the recipe has no bench section.
+    """
     bench: Mapping[str, Any] = res.recipe.get("bench")
     if bench is None:
         raise RecipeError("recipe has no bench section", path=res.recipe.path)
     host, port = _endpoint(res.flags)
-    items = [(k, v) for k, v in bench.items() if k != "base_url"]
-    computed = [
-        ("base_url", bench.get("base_url") or f"http://{host}:{port}"),
-        ("model", served_model(res)),
-    ]
-    first = [kv for kv in items if kv[0] == "backend"]
-    rest = [kv for kv in items if kv[0] != "backend"]
+    flags: dict[str, Any] = {}
+    for key, value in bench.items():
+        if key != "base_url":
+            flags["--" + key.replace("_", "-")] = value
+    for flag, value in {**res.bench, **(values or {})}.items():
+        flags[flag] = value
+    base_url = flags.pop("--base-url", None) or bench.get("base_url") or f"http://{host}:{port}"
+    model = flags.pop("--model", None) or served_model(res)
+    backend = flags.pop("--backend", None)
+    ordered: dict[str, Any] = {}
+    if backend is not None:
+        ordered["--backend"] = backend
+    ordered["--base-url"] = base_url
+    ordered["--model"] = model
+    ordered.update(flags)
+    if "--label" not in ordered:
+        ordered["--label"] = bench_label(res)
+    if "--result-filename" not in ordered:
+        mc = ordered.get("--max-concurrency")
+        rate = ordered.get("--request-rate")
+        tail = (
+            f"-c{scalar_text(mc)}"
+            if mc not in (None, False)
+            else (f"-r{scalar_text(rate)}" if rate not in (None, False) else "")
+        )
+        ordered["--result-filename"] = f"{ordered['--label'] or bench_label(res)}{tail}.json"
+    metadata = ordered.pop("--metadata", None)
     argv = ["vllm", "bench", "serve"]
-    for key, value in [*first, *computed, *rest]:
-        argv.extend(flag_argv("--" + key.replace("_", "-"), value))
+    for flag, value in ordered.items():
+        argv.extend(flag_argv(flag, value))
+    if metadata is None:
+        argv.extend(["--metadata", *_metadata_items(res, ordered)])
+    elif metadata is not False:
+        argv.extend(["--metadata", *(metadata if isinstance(metadata, list) else [str(metadata)])])
     return argv
 
 
@@ -734,12 +744,14 @@ def eval_argv(res: Resolved) -> tuple[list[str], int]:
     return argv, len(launcher)
 
 
-def lint_gate(recipe: Recipe, engine: str) -> None:
+def lint_gate(recipe: Recipe, engine: str, *, force: bool = False) -> None:
     """Refuse to render a recipe that ``recipecli lint`` rejects for ``engine``.
 
     Errors of :func:`recipecli.recipes.lint.lint_loaded` whose engine is ``engine`` or ``any``
     block rendering (unknown or removed flags, bad flag values, vendor env mistakes, tokenspeed
-    TP/top-k rules, ...); warnings do not. About 20 ms for a bundled recipe.
+    TP/top-k rules, overrides the engine would drop, ...); warnings do not. With ``force``,
+    override errors (:data:`recipecli.recipes.overrides.FORCEABLE_CODES`) do not block either.
+    About 20 ms for a bundled recipe.
 
     Raises:
         RecipeError: one line: ``file:line: <first error> (+N more) — run `recipecli lint FILE```.
@@ -747,16 +759,49 @@ def lint_gate(recipe: Recipe, engine: str) -> None:
     from recipecli.recipes.lint import lint_loaded
 
     errors = [
-        f for f in lint_loaded(recipe) if f.severity == "error" and f.engine in (engine, "any")
+        f
+        for f in lint_loaded(recipe)
+        if f.severity == "error"
+        and f.engine in (engine, "any")
+        and not (force and f.code in FORCEABLE_CODES)
     ]
     if errors:
         where = errors[0].source.partition("; ")[0]
         more = f" (+{len(errors) - 1} more)" if len(errors) > 1 else ""
+        forceable = errors[0].code in FORCEABLE_CODES
         raise RecipeError(
             f"{errors[0].message}{more}",
             path=where,
-            hint=f"run `recipecli lint {recipe.path}`",
+            hint=f"run `recipecli lint {recipe.path}`"
+            + (", or render anyway with --force" if forceable else ""),
         )
+
+
+def _rendered(res: Resolved, what: str) -> list[Rendered]:
+    engine = res.engine
+    if what == "serve":
+        return [
+            Rendered(
+                "serve",
+                engine,
+                res.hardware,
+                res.env,
+                serve_argv(res),
+                tuple(res.flags.items()),
+                len(E.SERVE_COMMAND[engine]) + 1,
+                res.warnings,
+            )
+        ]
+    if what == "bench":
+        points = [{}] if res.sweep is None else [{res.sweep[0]: v} for v in res.sweep[1]]
+        return [
+            Rendered(
+                "bench", engine, res.hardware, {}, bench_argv(res, p), head=3, warnings=res.warnings
+            )
+            for p in points
+        ]
+    argv, head = eval_argv(res)
+    return [Rendered("eval", engine, res.hardware, {}, argv, head=head, warnings=res.warnings)]
 
 
 def render_command(
@@ -768,6 +813,7 @@ def render_command(
     sets: Sequence[str] = (),
     target_config: str | None = None,
     lint: bool = True,
+    force: bool = False,
 ) -> Rendered:
     """Render one command of a recipe.
 
@@ -779,38 +825,33 @@ def render_command(
         sets: ``NAME=VALUE`` overrides (top layer).
         target_config: SOURCE of the target config (overrides snapshots and the recipe).
         lint: run :func:`lint_gate` first (False when the caller already did).
+        force: render overrides the engine would drop (see :func:`resolve`).
 
     Returns:
         :class:`Rendered` (env only on ``serve``).
 
     Raises:
         UsageError, RecipeError: see :func:`resolve`; unknown ``what``; lint errors
-            (:func:`lint_gate`).
+            (:func:`lint_gate`); a bench sweep (several commands: use :func:`render_all`).
     """
     if isinstance(recipe, str):
         recipe = load_recipe(recipe)
     if what not in E.WHATS:
         raise UsageError(f"unknown --what {what!r} (choose {', '.join(E.WHATS)} or all)")
     if engine in E.ENGINES and lint:
-        lint_gate(recipe, engine)
-    res = resolve(recipe, engine, hardware=hardware, sets=sets, target_config=target_config)
-    if what == "serve":
-        return Rendered(
-            "serve",
-            engine,
-            res.hardware,
-            res.env,
-            serve_argv(res),
-            tuple(res.flags.items()),
-            len(E.SERVE_COMMAND[engine]) + 1,
-            res.warnings,
+        lint_gate(recipe, engine, force=force)
+    res = resolve(
+        recipe, engine, hardware=hardware, sets=sets, target_config=target_config, force=force
+    )
+    out = _rendered(res, what)
+    if len(out) > 1:
+        flag, values = res.sweep or ("", ())
+        raise UsageError(
+            f"--set {flag[2:].replace('-', '_')}={','.join(scalar_text(v) for v in values)} is a "
+            f"sweep ({len(values)} bench commands); this command compares or renders one: give "
+            f"one value"
         )
-    if what == "bench":
-        return Rendered(
-            "bench", engine, res.hardware, {}, bench_argv(res), head=3, warnings=res.warnings
-        )
-    argv, head = eval_argv(res)
-    return Rendered("eval", engine, res.hardware, {}, argv, head=head, warnings=res.warnings)
+    return out[0]
 
 
 def render_all(
@@ -821,28 +862,24 @@ def render_all(
     what: str = "all",
     sets: Sequence[str] = (),
     target_config: str | None = None,
+    force: bool = False,
 ) -> list[Rendered]:
     """Render ``what`` (or, for ``all``, serve plus the bench/eval sections the recipe has);
-    lints the recipe once first (:func:`lint_gate`)."""
+    lints the recipe once first (:func:`lint_gate`). A bench sweep (``--set
+    max_concurrency=1,4,16``) gives one bench command per value, in the order given."""
     if isinstance(recipe, str):
         recipe = load_recipe(recipe)
+    if what not in (*E.WHATS, "all"):
+        raise UsageError(f"unknown --what {what!r} (choose {', '.join(E.WHATS)} or all)")
     if engine in E.ENGINES:
-        lint_gate(recipe, engine)
+        lint_gate(recipe, engine, force=force)
     whats = [w for w in E.WHATS if w == "serve" or recipe.get(w) is not None]
     if what != "all":
         whats = [what]
-    return [
-        render_command(
-            recipe,
-            engine,
-            hardware=hardware,
-            what=w,
-            sets=sets,
-            target_config=target_config,
-            lint=False,
-        )
-        for w in whats
-    ]
+    res = resolve(
+        recipe, engine, hardware=hardware, sets=sets, target_config=target_config, force=force
+    )
+    return [r for w in whats for r in _rendered(res, w)]
 
 
 def vllm_config_mapping(rendered: Rendered, target: str | None = None) -> dict[str, Any]:

@@ -1,0 +1,408 @@
+"""One placement rule for model-config overrides, wherever they come from.
+
+Sources, lowest first (each later one wins per key): the recipe's ``text_overrides``, the
+``hf-overrides`` engine arg of ``engines.<engine>.args``, that of the hardware profile
+(``hardware.<name>.args.<engine>``), then ``--set hf-overrides=JSON`` / ``--set
+text_overrides.KEY=VALUE`` in command-line order. Every source is read the same way:
+
+* ``text_overrides`` keys are text-model keys;
+* an ``hf-overrides`` mapping may give text keys flat (``{"index_topk_freq": 8}``) or nested
+  under the target's wrapper key (``{"text_config": {"index_topk_freq": 8}}``); on a wrapped
+  target a flat key that belongs to the wrapper config itself (``architectures``, ``model_type``,
+  ``auto_map``, or a key the wrapper has and its text config lacks, such as ``vision_config``)
+  stays a wrapper key.
+
+The merged text keys are then placed where the engine reads them:
+
+* vLLM (v0.33.0 ``vllm/config/model.py`` ``ModelConfig.__post_init__``): flat keys go to
+  ``vllm/transformers_utils/config.py`` ``get_config`` (``config.update``, the TOP-level config);
+  a dict whose key names an existing sub-config is merged into it recursively
+  (``ModelConfig._apply_dict_overrides`` / ``_update_nested``). So text keys of a wrapped target
+  are nested under the wrapper path (``text_config``), wrapper keys stay flat — never both
+  (docs/engines/vllm.md#hf-overrides).
+* tokenspeed (lightseekorg/tokenspeed f4d8ec6e ``python/tokenspeed/runtime/utils/
+  hf_transformers_utils.py`` ``get_config``): ``text_config.update(model_override_args)`` on the
+  config ``get_hf_text_config`` returns (``text_config``, ``language_config`` or
+  ``thinker_config[.text_config]``), for the target and for the draft alike
+  (``runtime/engine/event_loop.py`` ``_load_model_config``). So text keys go flat; a wrapper key
+  cannot be reached (docs/engines/tokenspeed.md#hf-overrides).
+
+Findings (codes are a public interface): ``recipe.override_is_engine_flag`` (error: an engine flag
+such as ``max_model_len`` inside the overrides, which no engine reads there),
+``recipe.override_dropped`` (error: a key the engine would set where nothing reads it),
+``recipe.override_unknown_key`` (error: a key the target's transformers config class does not
+have), ``recipe.override_conflict`` (error: one key given flat and nested in one source),
+``recipe.override_absent`` (warning: a key a remote-code config lacks), ``recipe.override_hits_draft``
+(warning, tokenspeed), ``recipe.override_placed`` (info: a key written elsewhere than where it
+is rendered).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from recipecli.findings import Finding
+from recipecli.recipes import engines as E
+
+# Keys vLLM reads from the TOP-level config even on a wrapper (v0.33.0
+# vllm/transformers_utils/model_arch_config_convertor.py get_architectures reads
+# hf_config.architectures; get_config picks the config class by the top-level model_type).
+WRAPPER_TOP_KEYS: frozenset[str] = frozenset({"architectures", "model_type", "auto_map"})
+
+# Fields of transformers' PreTrainedConfig itself (transformers 5.24.0
+# src/transformers/configuration_utils.py, the dataclass fields of PreTrainedConfig; torch_dtype is
+# the old name of dtype). config.json omits them at their defaults, so their absence says nothing.
+BASE_CONFIG_FIELDS: frozenset[str] = frozenset(
+    {
+        "model_type",
+        "transformers_version",
+        "architectures",
+        "output_hidden_states",
+        "output_attentions",
+        "return_dict",
+        "dtype",
+        "torch_dtype",
+        "chunk_size_feed_forward",
+        "is_encoder_decoder",
+        "id2label",
+        "label2id",
+        "problem_type",
+        "tie_word_embeddings",
+        "use_cache",
+    }
+)
+
+#: Error codes of overrides the engine would not apply: ``--force`` renders them anyway.
+FORCEABLE_CODES: frozenset[str] = frozenset(
+    {
+        "recipe.override_is_engine_flag",
+        "recipe.override_dropped",
+        "recipe.override_unknown_key",
+        "recipe.override_conflict",
+    }
+)
+
+VLLM_RULE = (
+    "vllm v0.33.0 vllm/config/model.py ModelConfig._apply_dict_overrides, "
+    "vllm/transformers_utils/config.py get_config; docs/engines/vllm.md#hf-overrides"
+)
+TOKENSPEED_RULE = (
+    "lightseekorg/tokenspeed f4d8ec6e python/tokenspeed/runtime/utils/hf_transformers_utils.py "
+    "get_config; docs/engines/tokenspeed.md#hf-overrides"
+)
+RULES: dict[str, str] = {"vllm": VLLM_RULE, "tokenspeed": TOKENSPEED_RULE}
+
+
+@dataclass(frozen=True)
+class OverrideSource:
+    """One place that sets config overrides.
+
+    Attributes:
+        label: how the user wrote it, e.g. ``text_overrides``,
+            ``engines.vllm.args.hf-overrides``, ``--set hf-overrides``.
+        where: ``file:line`` (or the ``--set`` text) for messages.
+        value: the mapping as written; None or False clears every earlier source (the flag's
+            usual "false drops it").
+        text_only: every key is a text-model key (``text_overrides``, ``--set text_overrides.K``).
+        remove: keys this source drops from the earlier ones (``--set text_overrides.K=``).
+    """
+
+    label: str
+    where: str
+    value: Mapping[str, Any] | None
+    text_only: bool = False
+    remove: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Placed:
+    """The result of :func:`place_overrides`.
+
+    Attributes:
+        value: the ``--hf-overrides`` mapping for the engine (empty: render no flag).
+        text: merged text-model keys -> values.
+        top: merged wrapper (top-level) keys -> values.
+        findings: errors, warnings and infos (see the module docstring).
+    """
+
+    value: dict[str, Any]
+    text: dict[str, Any] = field(default_factory=dict)
+    top: dict[str, Any] = field(default_factory=dict)
+    findings: tuple[Finding, ...] = ()
+
+
+def tokenspeed_text_path(config: Mapping[str, Any]) -> tuple[str, ...]:
+    """The key path of the config tokenspeed applies ``--hf-overrides`` to.
+
+    Mirrors tokenspeed f4d8ec6e ``hf_transformers_utils.py`` ``get_hf_text_config``: ``text_config``
+    when present, replaced by ``language_config`` when present, replaced by ``thinker_config``
+    (its ``text_config`` when it has one); else the top-level config (``()``).
+    """
+    path: tuple[str, ...] = ()
+    if isinstance(config.get("text_config"), Mapping):
+        path = ("text_config",)
+    if isinstance(config.get("language_config"), Mapping):
+        path = ("language_config",)
+    thinker = config.get("thinker_config")
+    if isinstance(thinker, Mapping):
+        path = (
+            ("thinker_config", "text_config") if "text_config" in thinker else ("thinker_config",)
+        )
+    return path
+
+
+def _nest(path: Sequence[str], value: Mapping[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = dict(value)
+    for key in reversed(path):
+        out = {key: out}
+    return out
+
+
+def _merge_into(base: dict[str, Any], top: Mapping[str, Any]) -> None:
+    for key, value in top.items():
+        if isinstance(base.get(key), Mapping) and isinstance(value, Mapping):
+            inner = dict(base[key])
+            _merge_into(inner, value)
+            base[key] = inner
+        else:
+            base[key] = value
+
+
+def _split(
+    source: OverrideSource,
+    path: tuple[str, ...],
+    config: Mapping[str, Any] | None,
+    text_config: Mapping[str, Any] | None,
+) -> tuple[list[tuple[str, Any, bool]], dict[str, Any], list[str]]:
+    """(text items [(key, value, written flat)], wrapper part, conflicting keys) of a source."""
+    value = dict(source.value or {})
+    if source.text_only:
+        return [(k, v, False) for k, v in value.items()], {}, []
+    nested: dict[str, Any] = {}
+    top: dict[str, Any] = {}
+    if path and isinstance(value.get(path[0]), Mapping):
+        node: Mapping[str, Any] = value.pop(path[0])
+        prefix: list[str] = [path[0]]
+        for key in path[1:]:
+            rest = {k: v for k, v in node.items() if k != key}
+            if rest:
+                _merge_into(top, _nest(prefix, rest))
+            inner = node.get(key)
+            if not isinstance(inner, Mapping):
+                node = {}
+                break
+            node, prefix = inner, [*prefix, key]
+        nested = dict(node)
+    items = [(k, v, False) for k, v in nested.items()]
+    conflicts = [k for k in value if k in nested and value[k] != nested[k]]
+    for key, item in value.items():
+        if key in conflicts:
+            continue
+        on_wrapper = bool(path) and config is not None and text_config is not None
+        if on_wrapper and (key in WRAPPER_TOP_KEYS or (key in config and key not in text_config)):
+            top[key] = item
+        elif key not in nested:
+            items.append((key, item, True))
+    return items, top, conflicts
+
+
+def place_overrides(
+    engine: str,
+    sources: Sequence[OverrideSource],
+    config: Mapping[str, Any] | None,
+    *,
+    known: Collection[str] = (),
+    force: bool = False,
+) -> Placed:
+    """Merge override sources and place them where ``engine`` reads them for this target.
+
+    Args:
+        engine: ``vllm`` or ``tokenspeed``.
+        sources: lowest first (see the module docstring).
+        config: the target's ``config.json`` (None: unknown — keys are taken as text keys, flat,
+            and only the engine-flag check runs).
+        known: ``text_overrides_known_keys``: keys the model code reads although config.json
+            lacks them (no absent / unknown-key finding).
+        force: keep keys the engine would drop in the value (their errors stay in
+            ``findings``).
+
+    Returns:
+        :class:`Placed`; ``value`` is ``{}`` when there is nothing to render.
+    """
+    from recipecli.checkpoint.textconfig import resolve_text_config
+
+    resolved = resolve_text_config(config) if config is not None else None
+    text_config = resolved.config if resolved is not None else None
+    path = resolved.path if resolved is not None else ()
+    rule = RULES[engine]
+    findings: list[Finding] = []
+    text: dict[str, Any] = {}
+    top: dict[str, Any] = {}
+    where_of: dict[str, OverrideSource] = {}
+
+    def add(code: str, severity: str, key: str, message: str, src: OverrideSource) -> None:
+        if src.where.startswith("--set ") and message.startswith(src.label + ": "):
+            message = message[len(src.label) + 2 :]  # the --set text already says where
+        findings.append(
+            Finding(
+                code,
+                severity,  # type: ignore[arg-type]
+                engine,  # type: ignore[arg-type]
+                message,
+                evidence={"key": key, "from": src.label},
+                source=f"{src.where}; {rule}",
+            )
+        )
+
+    for src in sources:
+        if src.value is None or src.value is False:
+            text.clear()
+            top.clear()
+            where_of.clear()
+            continue
+        for key in src.remove:
+            text.pop(key, None)
+            top.pop(key, None)
+        items, wrapper_part, conflicts = _split(src, path, config, text_config)
+        for key in conflicts:
+            add(
+                "recipe.override_conflict",
+                "error",
+                key,
+                f"{src.label} gives {key} both flat and under {'.'.join(path)} with different "
+                f"values: keep one",
+                src,
+            )
+        for key, value, flat in items:
+            text.pop(key, None)  # last wins, and the key moves to the end
+            text[key] = value
+            where_of[key] = src
+            if flat and path and engine == "vllm":
+                add(
+                    "recipe.override_placed",
+                    "info",
+                    key,
+                    f"{src.label}: {key} is rendered under {'.'.join(path)}: vLLM sets flat keys "
+                    f"on the {config.get('model_type', 'wrapper')} wrapper config, where the text "
+                    f"model does not read them",
+                    src,
+                )
+        if engine == "tokenspeed" and path and not src.text_only and path[0] in src.value:
+            add(
+                "recipe.override_placed",
+                "info",
+                path[0],
+                f"{src.label}: keys under {'.'.join(path)} are rendered flat: tokenspeed applies "
+                f"--hf-overrides to the text config itself",
+                src,
+            )
+        for key, value in wrapper_part.items():
+            top.pop(key, None)
+            top[key] = value
+            where_of["\0" + key] = src
+
+    # checks on the merged keys
+    for key in list(text):
+        src = where_of[key]
+        if key in E.ENGINE_FLAG_KEYS:
+            add(
+                "recipe.override_is_engine_flag",
+                "error",
+                key,
+                f"{src.label}: {key} is an engine flag, not a model-config field: the engine "
+                f"ignores it inside --hf-overrides; set serve.{key} or the engine arg instead",
+                src,
+            )
+            if not force:
+                text.pop(key)
+            continue
+        if text_config is not None and key not in text_config and key not in known:
+            if key in BASE_CONFIG_FIELDS:
+                pass
+            elif config is not None and "auto_map" not in config:
+                cls = config.get("architectures", ["the target's config"])
+                add(
+                    "recipe.override_unknown_key",
+                    "error",
+                    key,
+                    f"{src.label}: {key} is not a field of the target's text config "
+                    f"(model_type {text_config.get('model_type', config.get('model_type'))!r}, "
+                    f"{cls[0] if isinstance(cls, list) and cls else cls}): no code reads it; "
+                    f"fix the name, or list it in text_overrides_known_keys if the model code "
+                    f"does read it",
+                    src,
+                )
+                if not force:
+                    text.pop(key)
+                continue
+            else:
+                inside = f" ({'.'.join(path)})" if path else ""
+                add(
+                    "recipe.override_absent",
+                    "warning",
+                    key,
+                    f"{src.label}: {key} is not in the target's text config{inside} (the model "
+                    f"code may still read it: if it does, list it in text_overrides_known_keys)",
+                    src,
+                )
+        if engine == "tokenspeed" and key in E.TOKENSPEED_DRAFT_SHARED_KEYS:
+            add(
+                "recipe.override_hits_draft",
+                "warning",
+                key,
+                f"{src.label}: tokenspeed applies --hf-overrides to the draft config too: "
+                f"overriding {key} breaks the EAGLE3 draft",
+                src,
+            )
+    for key in list(top):
+        src = where_of["\0" + key]
+        if key in E.ENGINE_FLAG_KEYS:
+            add(
+                "recipe.override_is_engine_flag",
+                "error",
+                key,
+                f"{src.label}: {key} is an engine flag, not a model-config field: the engine "
+                f"ignores it inside --hf-overrides; set serve.{key} or the engine arg instead",
+                src,
+            )
+            if not force:
+                top.pop(key)
+
+    if engine == "vllm":
+        value: dict[str, Any] = dict(top)
+        if text:
+            _merge_into(value, _nest(path, text))
+        return Placed(value, text, top, tuple(findings))
+
+    # tokenspeed: flat, on the config get_hf_text_config returns
+    ts_path = tokenspeed_text_path(config) if config is not None else path
+    value = dict(text)
+    if config is not None and ts_path != path and text:
+        src = where_of[next(iter(text))]
+        add(
+            "recipe.override_dropped",
+            "error",
+            next(iter(text)),
+            f"{src.label}: tokenspeed applies --hf-overrides to "
+            f"{'.'.join(ts_path) or 'the top-level config'}, but this target's text config is "
+            f"{'.'.join(path) or 'the top-level config'}: the overrides would not reach it",
+            src,
+        )
+        if not force:
+            value = {}
+    wrapper_name = (config or {}).get("model_type", "target's")
+    for key, item in top.items():
+        src = where_of["\0" + key]
+        add(
+            "recipe.override_dropped",
+            "error",
+            key,
+            f"{src.label}: {key} belongs to the {wrapper_name} wrapper config, which tokenspeed's --hf-overrides cannot reach (it updates "
+            f"{'.'.join(ts_path) or 'the text config'} only)",
+            src,
+        )
+        if force:
+            value[key] = item
+    return Placed(value, text, top, tuple(findings))
