@@ -1,0 +1,37 @@
+"""Engine models: each supported engine's EAGLE3 load path at a pinned version.
+
+One module per engine (``vllm``, ``tokenspeed``) defines ``MODEL``, an
+:class:`~recipecli.engines.base.EngineModel`. Adding an engine means adding its module (and its
+data under ``recipecli/data/engines/``) and naming it in :data:`_MODULES`; nothing outside this
+package compares engine names.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+
+from recipecli.engines.base import EngineModel
+from recipecli.errors import UsageError
+
+#: engine name -> module defining ``MODEL``, in display order.
+_MODULES: dict[str, str] = {
+    "vllm": "recipecli.engines.vllm",
+    "tokenspeed": "recipecli.engines.tokenspeed",
+}
+ENGINES: tuple[str, ...] = tuple(_MODULES)
+
+
+def engine_model(name: str) -> EngineModel:
+    """The :class:`EngineModel` of engine ``name``.
+
+    Raises:
+        UsageError: ``name`` is not a supported engine.
+    """
+    if name not in _MODULES:
+        raise UsageError(f"unknown engine {name!r} (choose {', '.join(ENGINES)})")
+    return import_module(_MODULES[name]).MODEL
+
+
+def engine_models() -> list[EngineModel]:
+    """Every engine model, in :data:`ENGINES` order."""
+    return [engine_model(n) for n in ENGINES]

@@ -1,0 +1,243 @@
+"""What every engine model is made of: cited sources, resolved values, steps, and the pair context.
+
+An engine model (``recipecli/engines/<engine>.py``) is the engine's EAGLE3 load path at a pinned
+version, written as an ordered list of :class:`Step` s. Each step reads the pair's description
+(:class:`PairContext`: the canonical draft, the target's text config, the tensor table, ``d2t`` /
+``t2d`` values), the values the engine resolved in earlier steps (:class:`Resolved`), and yields
+:class:`~recipecli.findings.Finding` s whose ``source`` names the engine file and function it models.
+
+Severity convention (docs/engines/README.md): ``error`` when the engine raises at load, or loads but
+the draft then runs on the wrong inputs or drops trained weights; ``warning`` when the harm depends
+on how the draft was trained; ``info`` otherwise.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from recipecli.checkpoint.model import Checkpoint
+from recipecli.draft import DraftModel
+from recipecli.findings import Finding
+from recipecli.target import TargetModel
+
+
+@dataclass(frozen=True)
+class Source:
+    """A public reference for an engine behaviour.
+
+    Attributes:
+        repo: ``owner/name`` on GitHub, e.g. ``vllm-project/vllm``.
+        version: release tag or commit the behaviour was read at.
+        file: path inside the repository.
+        function: function, method or class (``Eagle3LlamaForCausalLM.load_weights``).
+        refs: PRs or issues that introduced or reported it (``vLLM PR #25961``).
+    """
+
+    repo: str
+    version: str
+    file: str
+    function: str
+    refs: tuple[str, ...] = ()
+
+    def __str__(self) -> str:
+        text = f"{self.repo}@{self.version} {self.file} {self.function}"
+        return text + (f"; {', '.join(self.refs)}" if self.refs else "")
+
+
+@dataclass(frozen=True)
+class Value:
+    """A value as the engine resolves it, with where it came from.
+
+    Attributes:
+        value: the resolved value (int, float, bool, str, tuple) — never None once resolved
+            unless the engine itself keeps None (``origin`` then says so).
+        origin: ``config: <key>``, ``transformers LlamaConfig default``, ``engine default`` …
+    """
+
+    value: Any
+    origin: str
+
+    def show(self) -> str:
+        """``4096 (transformers LlamaConfig default)``."""
+        return f"{self.value} ({self.origin})"
+
+
+@dataclass(frozen=True)
+class PairContext:
+    """Everything an engine model reads about one target/draft pair and one deployment.
+
+    Attributes:
+        target_ck / draft_ck: the checkpoints (config, tensor table, small tensor values).
+        target / draft: their engine-independent descriptions.
+        tps: target tensor-parallel sizes to check.
+        draft_tp: vLLM ``draft_tensor_parallel_size`` (None = the target TP).
+        max_model_len: the serving length (None = the target's ``max_position_embeddings``).
+    """
+
+    target_ck: Checkpoint
+    draft_ck: Checkpoint
+    target: TargetModel
+    draft: DraftModel
+    tps: tuple[int, ...]
+    draft_tp: int | None = None
+    max_model_len: int | None = None
+    _values: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    def draft_tp_for(self, tp: int) -> int:
+        return self.draft_tp if self.draft_tp is not None else tp
+
+    def value(self, name: str) -> np.ndarray | None:
+        """Values of a small draft tensor (``d2t``/``t2d``), None when unavailable; cached."""
+        if name not in self._values:
+            ck = self.draft_ck
+            self._values[name] = ck.read_tensor(name) if ck.has_values(name) else None
+        return self._values[name]
+
+
+@dataclass
+class EngineRun:
+    """The state one engine model builds while running its steps on a pair.
+
+    Attributes:
+        resolved: name -> :class:`Value` resolved so far (``H``, ``k``, ``aux_layers`` …).
+        findings: findings so far.
+        sharing: one :class:`recipecli.engines.common.SharingRow` per TP size.
+        stop: set by a step when the engine cannot go further (e.g. architecture not registered).
+    """
+
+    ctx: PairContext
+    resolved: dict[str, Value] = field(default_factory=dict)
+    findings: list[Finding] = field(default_factory=list)
+    sharing: list[Any] = field(default_factory=list)
+    stop: str | None = None
+
+    def set(self, name: str, value: Any, origin: str) -> Any:
+        self.resolved[name] = Value(value, origin)
+        return value
+
+    def get(self, name: str) -> Any:
+        return self.resolved[name].value
+
+
+@dataclass(frozen=True)
+class Step:
+    """One step of an engine's load path.
+
+    Attributes:
+        key: ``a`` … ``g`` (the checklist of the engine-models design: config, draft architecture,
+            target support, aux layers, tensors, sharing and TP, positions).
+        title: short name (``Draft config resolution``).
+        doc: what the engine does in this step, in recipecli's words (the docs page shows it).
+        sources: the engine code this step models.
+        codes: finding codes the step may emit.
+        fn: ``(EngineRun) -> Iterable[Finding]``.
+    """
+
+    key: str
+    title: str
+    doc: str
+    sources: tuple[Source, ...]
+    codes: tuple[str, ...]
+    fn: Callable[[EngineRun], Iterable[Finding]]
+
+
+@dataclass(frozen=True)
+class EngineModel:
+    """An engine's EAGLE3 load path at a pinned version.
+
+    Attributes:
+        name: ``vllm`` / ``tokenspeed`` (the ``--engine`` value and the finding's ``engine``).
+        title: display name.
+        repo: ``owner/name``.
+        version: pinned release or commit.
+        steps: in the engine's order.
+        notes: facts about how this model is checked (conformance, data extraction).
+    """
+
+    name: str
+    title: str
+    repo: str
+    version: str
+    steps: tuple[Step, ...]
+    notes: tuple[str, ...] = ()
+
+    def run(self, ctx: PairContext) -> EngineRun:
+        """Run every step on ``ctx``; a step that sets ``run.stop`` ends the run."""
+        run = EngineRun(ctx)
+        for step in self.steps:
+            run.findings.extend(step.fn(run))
+            if run.stop:
+                break
+        return run
+
+    def version_info(self) -> dict[str, str]:
+        return {"repo": self.repo, "version": self.version}
+
+
+class StepList:
+    """Collects an engine module's steps in declaration order (``@steps.add(...)``)."""
+
+    def __init__(self) -> None:
+        self.items: list[Step] = []
+
+    def add(
+        self, key: str, title: str, *, sources: Iterable[Source], codes: Iterable[str] = ()
+    ) -> Callable[
+        [Callable[[EngineRun], Iterable[Finding]]], Callable[[EngineRun], Iterable[Finding]]
+    ]:
+        def deco(
+            fn: Callable[[EngineRun], Iterable[Finding]],
+        ) -> Callable[[EngineRun], Iterable[Finding]]:
+            doc = " ".join((fn.__doc__ or "").split())
+            self.items.append(Step(key, title, doc, tuple(sources), tuple(codes), fn))
+            return fn
+
+        return deco
+
+
+def finding(
+    code: str,
+    severity: str,
+    engine: str,
+    message: str,
+    source: Source | str | Iterable[Source],
+    tp: int | None = None,
+    **evidence: Any,
+) -> Finding:
+    """Build a finding; ``source`` may be one :class:`Source`, several, or a string."""
+    if isinstance(source, Source):
+        text = str(source)
+    elif isinstance(source, str):
+        text = source
+    else:
+        text = " | ".join(str(s) for s in source)
+    return Finding(
+        code=code,
+        severity=severity,  # type: ignore[arg-type]
+        engine=engine,  # type: ignore[arg-type]
+        message=message,
+        tp=tp,
+        evidence=evidence,
+        source=text,
+    )
+
+
+def load_data(name: str) -> Mapping[str, Any]:
+    """A JSON file of ``recipecli/data/engines/`` (cached)."""
+    return _load(name)
+
+
+_CACHE: dict[str, Mapping[str, Any]] = {}
+
+
+def _load(name: str) -> Mapping[str, Any]:
+    if name not in _CACHE:
+        import json
+        from importlib.resources import files
+
+        _CACHE[name] = json.loads((files("recipecli.data") / "engines" / name).read_text())
+    return _CACHE[name]

@@ -1,0 +1,328 @@
+"""Arithmetic both engines' load paths share: vocab padding, TP splits, the d2t map, draft bytes.
+
+These are facts of code the engines have in common (``VocabParallelEmbedding`` pads to 64 in vLLM
+and tokenspeed alike) or of the checkpoint itself (whether ``d2t`` is a valid offset map); each
+engine model decides when and how they apply, so nothing here names an engine.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from recipecli.draft import LAYER_ROLES, DraftModel, is_known_extra, known_roles
+from recipecli.engines.base import EngineRun, PairContext, load_data
+
+VOCAB_PADDING = 64
+DTYPE_BYTES: Mapping[str, int] = {
+    "F32": 4,
+    "BF16": 2,
+    "F16": 2,
+    "F8_E4M3": 1,
+    "F8_E5M2": 1,
+    "U8": 1,
+}
+
+
+def pad64(v: int) -> int:
+    """Vocabulary rows after padding to a multiple of 64 (``VocabParallelEmbedding``
+    ``pad_vocab_size``, padding size 64, in vLLM and tokenspeed)."""
+    return -(-v // VOCAB_PADDING) * VOCAB_PADDING
+
+
+def split_rows(vocab: int, tp: int) -> int | None:
+    """Per-rank rows of a vocab-parallel embedding, None when pad64(vocab) does not divide."""
+    return pad64(vocab) // tp if pad64(vocab) % tp == 0 else None
+
+
+def heads_ok(nh: int | None, nkv: int | None, tp: int) -> bool:
+    """Attention heads divisible by TP; KV heads divisible by TP or dividing it (replicated)."""
+    if nh is not None and nh % tp:
+        return False
+    if nkv is not None and nkv % tp and tp % nkv:
+        return False
+    return True
+
+
+def default_aux_layers(L: int) -> list[int]:
+    """The default capture when a draft names no ids: (2, L//2, L-3), as hidden-state indices
+    (vLLM ``get_eagle3_default_aux_hidden_state_layers``; tokenspeed ``BaseCausalLM``)."""
+    return [2, L // 2, L - 3]
+
+
+# --------------------------------------------------------------------------- config defaults
+
+_DEFAULT_KEYS = {
+    "H": "hidden_size",
+    "nh": "num_attention_heads",
+    "nkv": "num_key_value_heads",
+    "hd": "head_dim",
+    "I": "intermediate_size",
+    "layers": "num_hidden_layers",
+    "eps": "rms_norm_eps",
+    "V": "vocab_size",
+    "max_position_embeddings": "max_position_embeddings",
+}
+
+
+def config_class_defaults(
+    model_type: str, transformers: str, overrides: Mapping[str, Any] | None = None
+) -> tuple[str, Mapping[str, Any], Mapping[str, str]]:
+    """(class name, defaults, derivations) of the config class built for ``model_type``.
+
+    ``overrides`` maps model types the engine builds with its own config class to that class's
+    entry (same shape); every other type takes transformers' class at version ``transformers``,
+    from ``recipecli/data/engines/transformers-<version>-defaults.json``
+    (``scripts/build_engine_data.py transformers``).
+
+    Raises:
+        KeyError: no config class for ``model_type``.
+    """
+    if overrides and model_type in overrides:
+        entry = overrides[model_type]
+    else:
+        entry = load_data(f"transformers-{transformers}-defaults.json")["models"][model_type]
+        entry = {**entry, "class": f"transformers {transformers} {entry['class']}"}
+    return entry["class"], entry["defaults"], entry.get("derived", {})
+
+
+def resolve_geometry(
+    run: EngineRun,
+    model_type: str,
+    where: str,
+    *,
+    transformers: str,
+    overrides: Mapping[str, Any] | None = None,
+) -> None:
+    """Resolve the draft's layer geometry as transformers' config class for ``model_type`` fills it.
+
+    A value the checkpoint's config gives keeps its key as origin; a missing or null one takes the
+    class default (``4096 (transformers LlamaConfig default)``); ``head_dim`` and
+    ``num_key_value_heads`` follow the class's ``__post_init__`` derivations. ``where`` names the
+    engine step that builds the config (for the origin text).
+    """
+    d = run.ctx.draft
+    cls, defaults, derived = config_class_defaults(model_type, transformers, overrides)
+    raw = {name: getattr(d, name) for name in _DEFAULT_KEYS}
+    # DraftModel fills nkv and hd itself when absent; the engine's config class decides instead.
+    for name in ("nkv", "hd"):
+        if str(d.sources.get(name, "")).startswith("default"):
+            raw[name] = None
+    for name, key in _DEFAULT_KEYS.items():
+        if raw[name] is not None:
+            run.set(name, raw[name], f"config: {d.sources.get(name, key)}")
+            continue
+        if key in derived:
+            continue  # filled below, after the values it derives from
+        if key in defaults and defaults[key] is not None:
+            run.set(name, defaults[key], f"{cls} default, via {where}")
+        else:
+            run.set(name, None, f"absent; {cls} has no default")
+    for name, key in _DEFAULT_KEYS.items():
+        if name in run.resolved:
+            continue
+        rule = derived[key]
+        if key == "head_dim" and run.get("H") and run.get("nh"):
+            run.set(name, run.get("H") // run.get("nh"), f"{cls}.__post_init__: {rule}")
+        elif key == "num_key_value_heads":
+            run.set(name, run.get("nh"), f"{cls}.__post_init__: {rule}")
+        else:
+            run.set(name, defaults.get(key), f"{cls} default")
+
+
+# --------------------------------------------------------------------------- vocabulary maps
+
+
+def classify_d2t(d2t: np.ndarray, Vd: int, V: int) -> tuple[str | None, dict[str, Any]]:
+    """Classify a ``d2t`` array of offsets (``target_id = draft_id + d2t[draft_id]``).
+
+    Returns:
+        ``(None, {})`` when valid; else (code, evidence) with code ``vocab.d2t_absolute``
+        (``d2t == arange(Vd)``: absolute ids written as offsets) or ``vocab.d2t_invalid`` (a target
+        id outside ``[0, V)``, or target ids not strictly increasing).
+    """
+    ids = np.arange(Vd, dtype=np.int64)
+    if Vd > 1 and np.array_equal(d2t, ids):
+        return "vocab.d2t_absolute", {"first": d2t[:4].tolist()}
+    target = ids + d2t.astype(np.int64)
+    bad = np.nonzero((target < 0) | (target >= V))[0]
+    if bad.size:
+        i = int(bad[0])
+        return "vocab.d2t_invalid", {
+            "reason": "target id out of range",
+            "draft_id": i,
+            "target_id": int(target[i]),
+            "V": V,
+            "count": int(bad.size),
+        }
+    steps = np.nonzero(np.diff(target) <= 0)[0]
+    if steps.size:
+        i = int(steps[0])
+        return "vocab.d2t_invalid", {
+            "reason": "not strictly increasing",
+            "draft_id": i + 1,
+            "target_ids": [int(target[i]), int(target[i + 1])],
+        }
+    return None, {}
+
+
+# --------------------------------------------------------------------------- tensors
+
+_LAYER_SUFFIXES = tuple(LAYER_ROLES.values())
+
+
+def unexpected_tensors(ctx: PairContext) -> list[str]:
+    """Draft tensor names outside the roles an EAGLE3 draft has (later layers of multi-layer
+    drafts, MLA attention tensors and ``mask_hidden`` count as known)."""
+    d = ctx.draft
+    known = known_roles(d)
+    out = []
+    for name in ctx.draft_ck.tensors:
+        if name in known or is_known_extra(name):
+            continue
+        bare = (
+            name[len(d.tensor_prefix) :]
+            if d.tensor_prefix and name.startswith(d.tensor_prefix)
+            else name
+        )
+        parts = bare.split(".")
+        if (
+            len(parts) > 2
+            and parts[0] in ("midlayer", "layers")
+            and parts[1].isdigit()
+            and ".".join(parts[2:]) in _LAYER_SUFFIXES
+        ):
+            continue
+        if d.attention == "MLA" and bare.startswith(d.layer_prefix + "self_attn."):
+            continue
+        out.append(name)
+    return out
+
+
+# --------------------------------------------------------------------------- sharing table
+
+
+@dataclass(frozen=True)
+class SharingRow:
+    """One row of the embedding/head sharing table.
+
+    Attributes:
+        engine, tp: the engine and target TP size.
+        target_shape: per-rank shape of the target's embedding ([rows, H]); None when the padded
+            vocab does not split over TP.
+        draft_sharded_shape / draft_replicated_shape: the draft embedding's per-rank shapes.
+        verdict: ``share`` / ``share-replicated`` / ``own`` / ``none`` / ``error``.
+        head_verdict: ``share`` / ``own`` / ``tied`` / ``none``.
+        embed_bytes_per_rank: bytes of the embedding the draft uses, on one rank.
+        draft_bytes_per_rank: bytes of the draft's own weights on one rank.
+        note: what the engine does, in words.
+    """
+
+    engine: str
+    tp: int
+    target_shape: tuple[int, int] | None
+    draft_sharded_shape: tuple[int, int] | None
+    draft_replicated_shape: tuple[int, int] | None
+    verdict: str
+    head_verdict: str
+    embed_bytes_per_rank: int | None
+    draft_bytes_per_rank: int | None
+    note: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        def lst(s: tuple[int, ...] | None) -> list[int] | None:
+            return list(s) if s else None
+
+        return {
+            "engine": self.engine,
+            "tp": self.tp,
+            "target_shape": lst(self.target_shape),
+            "draft_sharded_shape": lst(self.draft_sharded_shape),
+            "draft_replicated_shape": lst(self.draft_replicated_shape),
+            "verdict": self.verdict,
+            "head_verdict": self.head_verdict,
+            "embed_bytes_per_rank": self.embed_bytes_per_rank,
+            "draft_bytes_per_rank": self.draft_bytes_per_rank,
+            "note": self.note,
+        }
+
+
+COLUMN_PARALLEL = ("q_proj", "k_proj", "v_proj", "gate_proj", "up_proj")
+ROW_PARALLEL = ("o_proj", "down_proj")
+
+
+def draft_bytes_per_rank(ctx: PairContext, tp: int, *, own_embed: bool) -> int:
+    """Bytes of the draft's own weights on one rank: q/k/v/gate/up/o/down and lm_head split over
+    TP, norms, fc and maps replicated; its embed_tokens counted only when the draft keeps it."""
+    d = ctx.draft
+    total = 0
+    split = {d.tensor(r) for r in COLUMN_PARALLEL + ROW_PARALLEL} | {d.tensor("lm_head")}
+    for name, info in ctx.draft_ck.tensors.items():
+        if name == d.tensor("embed_tokens"):
+            if own_embed:
+                total += math.ceil(info.nbytes / tp)
+            continue
+        total += math.ceil(info.nbytes / tp) if name in split else info.nbytes
+    return total
+
+
+def embed_itemsize(ctx: PairContext) -> int:
+    """Bytes per element of the target embedding (2 when its dtype is unknown)."""
+    t = ctx.target
+    if t.embed_name:
+        return DTYPE_BYTES.get(ctx.target_ck.tensors[t.embed_name].dtype, 2)
+    return 2
+
+
+def sharing_row(
+    ctx: PairContext,
+    engine: str,
+    tp: int,
+    shapes: tuple[tuple[int, int] | None, tuple[int, int] | None, tuple[int, int]],
+    verdict: str,
+    head: str,
+    embed_rows: int,
+    draft_tp: int,
+    width: int,
+    note: str = "",
+) -> SharingRow:
+    """A sharing-table row; ``width`` is the embedding width used (target's when shared)."""
+    return SharingRow(
+        engine,
+        tp,
+        *shapes,
+        verdict,
+        head,
+        embed_rows * width * embed_itemsize(ctx),
+        draft_bytes_per_rank(ctx, draft_tp, own_embed=verdict == "own"),
+        note,
+    )
+
+
+def trained_layers(d: DraftModel, L: int | None = None) -> list[int] | None:
+    """Hidden-state indices (HF ``hidden_states[i]``) the draft was trained on, as its format's
+    convention implies: speculators and vLLM-internal drafts write hidden-state indices;
+    SpecForge, ModelOpt and the original EAGLE release write layer-output indices
+    (``hidden_states[id + 1]``). The original EAGLE release names no ids and was trained on
+    EAGLE's default capture (2, L//2, L-3) — the default both engines fall back to. None when the
+    convention is unknown (or no ids and not the original release)."""
+    conv = TRAINED_CONVENTION.get(d.format or "")
+    if d.aux_ids is None:
+        return default_aux_layers(L) if d.format == "A" and L is not None else None
+    if conv is None:
+        return None
+    return [i + 1 for i in d.aux_ids] if conv == "layer-output" else list(d.aux_ids)
+
+
+#: Convention the ids of each format were written in.
+TRAINED_CONVENTION: Mapping[str, str] = {
+    "D": "hidden-state",
+    "F": "hidden-state",
+    "B": "layer-output",
+    "C": "layer-output",
+    "A": "layer-output",
+}

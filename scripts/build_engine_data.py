@@ -1,0 +1,202 @@
+"""Extract the engine data recipecli's engine models read, from the engines' own sources.
+
+Nothing here is imported at run time: ``recipecli check`` reads the JSON this writes under
+``recipecli/data/engines/`` and never imports torch, transformers or an engine. Every extractor
+parses source files with :mod:`ast` (no import of the package, no GPU).
+
+Usage::
+
+    # transformers config-class defaults (the values an engine gets for a key a config lacks)
+    pip download transformers==5.20.0 --no-deps -d /tmp/dl
+    python scripts/build_engine_data.py transformers /tmp/dl/transformers-5.20.0-py3-none-any.whl
+
+    # vLLM registry: EAGLE3 draft architectures and the targets that implement SupportsEagle3
+    pip download vllm==0.33.0 --no-deps -d /tmp/dl
+    python scripts/build_engine_data.py vllm /tmp/dl/vllm-0.33.0-cp38-abi3-manylinux_2_28_x86_64.whl
+
+    # tokenspeed registry (a git directory of lightseekorg/tokenspeed; the commit is recorded)
+    python scripts/build_engine_data.py tokenspeed /path/to/tokenspeed.git [--commit SHA]
+
+``tests/test_engine_data.py`` fails when a committed file's recorded version differs from the
+version the engine model pins.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import re
+import subprocess
+import sys
+import zipfile
+from collections.abc import Iterator
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+OUT = ROOT / "recipecli" / "data" / "engines"
+
+#: Config fields an engine model may need a default for (draft and target geometry).
+CONFIG_FIELDS = (
+    "vocab_size",
+    "hidden_size",
+    "intermediate_size",
+    "num_hidden_layers",
+    "num_attention_heads",
+    "num_key_value_heads",
+    "head_dim",
+    "max_position_embeddings",
+    "rms_norm_eps",
+    "tie_word_embeddings",
+    "attention_bias",
+    "mlp_bias",
+    "hidden_act",
+)
+
+
+# --------------------------------------------------------------------------- sources
+
+
+class Tree:
+    """Read-only view of a source tree: a wheel (zip), a folder, or a git directory at a commit."""
+
+    def __init__(self, path: Path, commit: str | None = None) -> None:
+        self.path = path
+        self.commit = commit
+        self._zip = zipfile.ZipFile(path) if path.is_file() else None
+        self._git = (path / "HEAD").is_file() and (path / "objects").is_dir()
+        if self._git and self.commit is None:
+            self.commit = self._run("rev-parse", "HEAD").strip()
+
+    def _run(self, *args: str) -> str:
+        return subprocess.run(
+            ["git", "-C", str(self.path), *args], check=True, capture_output=True, text=True
+        ).stdout
+
+    def names(self) -> list[str]:
+        if self._zip is not None:
+            return self._zip.namelist()
+        if self._git:
+            return self._run("ls-tree", "-r", "--name-only", self.commit or "HEAD").splitlines()
+        return [str(p.relative_to(self.path)) for p in self.path.rglob("*.py")]
+
+    def read(self, name: str) -> str:
+        if self._zip is not None:
+            return self._zip.read(name).decode()
+        if self._git:
+            return self._run("show", f"{self.commit}:{name}")
+        return (self.path / name).read_text()
+
+    def glob(self, pattern: str) -> Iterator[str]:
+        rx = re.compile(pattern)
+        yield from sorted(n for n in self.names() if rx.fullmatch(n))
+
+
+def _constant(node: ast.AST | None) -> object:
+    """A literal default (int, float, bool, str, None), else a marker that it is not literal."""
+    if node is None:
+        return None
+    try:
+        return ast.literal_eval(node)
+    except ValueError:
+        return _NOT_LITERAL
+
+
+_NOT_LITERAL = object()
+
+
+# --------------------------------------------------------------------------- transformers
+
+
+def transformers_defaults(tree: Tree) -> dict[str, object]:
+    """``model_type`` -> {field: default} for every transformers config class.
+
+    transformers 5 declares config fields as annotated class attributes (``hidden_size: int =
+    4096``) and fills ``head_dim`` / ``num_key_value_heads`` in ``__post_init__`` when they are
+    None (``configuration_llama.py`` ``LlamaConfig.__post_init__``); both derivations are recorded
+    as ``derived``.
+    """
+    version = None
+    models: dict[str, dict[str, object]] = {}
+    for name in tree.names():
+        if name.endswith("dist-info/METADATA"):
+            m = re.search(r"^Version: (\S+)", tree.read(name), re.M)
+            version = m.group(1) if m else None
+    for name in tree.glob(r"transformers/models/[^/]+/configuration_[^/]+\.py"):
+        mod = ast.parse(tree.read(name))
+        for cls in (n for n in mod.body if isinstance(n, ast.ClassDef)):
+            model_type = None
+            fields: dict[str, object] = {}
+            derived: dict[str, str] = {}
+            for stmt in cls.body:
+                if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
+                    tgt = stmt.targets[0]
+                    if isinstance(tgt, ast.Name) and tgt.id == "model_type":
+                        model_type = _constant(stmt.value)
+                elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
+                    key = stmt.target.id
+                    if key in CONFIG_FIELDS:
+                        value = _constant(stmt.value)
+                        if value is not _NOT_LITERAL:
+                            fields[key] = value
+                elif isinstance(stmt, ast.FunctionDef) and stmt.name == "__post_init__":
+                    src = ast.unparse(stmt)
+                    if re.search(
+                        r"self\.head_dim = self\.hidden_size // self\.num_attention_heads", src
+                    ):
+                        derived["head_dim"] = "hidden_size // num_attention_heads"
+                    if re.search(r"self\.num_key_value_heads = self\.num_attention_heads", src):
+                        derived["num_key_value_heads"] = "num_attention_heads"
+            if isinstance(model_type, str) and fields:
+                models[model_type] = {"class": cls.name, "defaults": fields, "derived": derived}
+    return {"package": "transformers", "version": version, "models": dict(sorted(models.items()))}
+
+
+# --------------------------------------------------------------------------- writing
+
+
+def write(name: str, data: dict[str, object], *, compact: bool = False) -> Path:
+    OUT.mkdir(parents=True, exist_ok=True)
+    path = OUT / name
+    if compact:  # one line per model: small, and a diff still shows which model changed
+        body = ",\n".join(f"{json.dumps(k)}: {json.dumps(v)}" for k, v in data["models"].items())
+        head = {k: v for k, v in data.items() if k != "models"}
+        text = json.dumps(head)[:-1] + ', "models": {\n' + body + "\n}}\n"
+        json.loads(text)
+        path.write_text(text)
+        return path
+    path.write_text(json.dumps(data, indent=1, sort_keys=False) + "\n")
+    return path
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("what", choices=["transformers", "vllm", "tokenspeed"])
+    ap.add_argument("source", type=Path, help="wheel, folder or git directory")
+    ap.add_argument("--commit", default=None, help="git commit (tokenspeed)")
+    args = ap.parse_args(argv)
+    tree = Tree(args.source, args.commit)
+    if args.what == "transformers":
+        data = transformers_defaults(tree)
+        path = write(f"transformers-{data['version']}-defaults.json", data, compact=True)
+    elif args.what == "vllm":
+        import tempfile
+
+        from engine_data_vllm import vllm_registry
+
+        version = re.search(r"vllm-([0-9][^-]*)-", args.source.name)
+        with tempfile.TemporaryDirectory() as tmp:
+            zipfile.ZipFile(args.source).extractall(tmp)
+            data = vllm_registry(Path(tmp), version.group(1) if version else "unknown")
+        path = write(f"vllm-{data['version']}.json", data)
+    else:
+        from engine_data_tokenspeed import tokenspeed_registry
+
+        data = tokenspeed_registry(tree)
+        path = write(f"tokenspeed-{str(data['commit'])[:12]}.json", data)
+    print(f"wrote {path.relative_to(ROOT)}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,279 @@
+#!/usr/bin/env python3
+"""vLLM registry extraction for scripts/build_engine_data.py (ast only, no vLLM import).
+
+What it does
+- Reads the dict literals _TEXT_GENERATION_MODELS, _MULTIMODAL_MODELS and
+  _SPECULATIVE_DECODING_MODELS from vllm/model_executor/models/registry.py
+  (module names without a "vllm." prefix live under vllm.model_executor.models,
+  see registry.py _resolve_module_name).
+- For every target class, resolves its base classes through `from X import Y [as Z]`,
+  `import X as Y` and module-level `Name = Other` aliases (both branches of
+  `if TYPE_CHECKING: ... else: ...` are scanned; the runtime value wins; platform
+  switches `current_platform.is_cuda()/is_rocm()/...` are evaluated for a CUDA host),
+  recursively across modules, and reports supports_eagle3 = True when
+  interfaces.SupportsEagle3 is reached in the MRO.
+- evidence: "file:line" of the class (in the chain) that lists SupportsEagle3 as a
+  base, or of the target class itself when the answer is False.
+- Also records, for information, whether the class (or an ancestor) defines
+  set_aux_hidden_state_layers / get_eagle3_default_aux_hidden_state_layers and
+  whether the target's class body was found at all ("unresolved" list).
+
+Limits (static analysis): classes created by factories/`type()` calls or bases that
+are call expressions are not followed; those show up under "unresolved_bases".
+No vLLM/torch import is done.
+"""
+
+from __future__ import annotations
+
+import ast
+from functools import cache
+from pathlib import Path
+
+ROOT = Path(".")  # set by vllm_registry()
+INTERFACES_MOD = "vllm.model_executor.models.interfaces"
+EAGLE3_NAME = "SupportsEagle3"
+AUX_METHODS = ("set_aux_hidden_state_layers", "get_eagle3_default_aux_hidden_state_layers")
+
+
+def resolve_module_name(rel: str) -> str:
+    return rel if rel.startswith("vllm.") else f"vllm.model_executor.models.{rel}"
+
+
+def module_path(mod: str) -> Path | None:
+    p = ROOT / (mod.replace(".", "/") + ".py")
+    if p.is_file():
+        return p
+    p = ROOT / mod.replace(".", "/") / "__init__.py"
+    return p if p.is_file() else None
+
+
+@cache
+def parse(mod: str):
+    p = module_path(mod)
+    if p is None:
+        return None
+    return p, ast.parse(p.read_text(), filename=str(p))
+
+
+def abs_module(cur_mod: str, is_pkg: bool, level: int, name: str | None) -> str:
+    if level == 0:
+        return name or ""
+    parts = cur_mod.split(".")
+    base = parts if is_pkg else parts[:-1]
+    if level > 1:
+        base = base[: len(base) - (level - 1)]
+    return ".".join(base + ([name] if name else []))
+
+
+@cache
+def module_symbols(mod: str):
+    """name -> ('class', node) | ('import', module, attr) | ('module', module) | ('alias', expr)."""
+    parsed = parse(mod)
+    if parsed is None:
+        return {}
+    path, tree = parsed
+    is_pkg = path.name == "__init__.py"
+    syms: dict[str, tuple] = {}
+
+    def visit(stmts, runtime: bool = True):
+        for n in stmts:
+            if isinstance(n, ast.ClassDef):
+                syms[n.name] = ("class", n)
+            elif isinstance(n, ast.ImportFrom):
+                src = abs_module(mod, is_pkg, n.level, n.module)
+                for a in n.names:
+                    if a.name == "*":
+                        continue
+                    syms[a.asname or a.name] = ("import", src, a.name)
+            elif isinstance(n, ast.Import):
+                for a in n.names:
+                    if a.asname:
+                        syms[a.asname] = ("module", a.name)
+                    else:
+                        syms[a.name.split(".")[0]] = ("module", a.name.split(".")[0])
+            elif isinstance(n, ast.Assign) and len(n.targets) == 1:
+                t = n.targets[0]
+                if isinstance(t, ast.Name) and isinstance(n.value, (ast.Name, ast.Attribute)):
+                    if runtime or t.id not in syms:
+                        syms[t.id] = ("alias", n.value)
+            elif isinstance(n, ast.If):
+                verdict = eval_test(n.test)
+                if verdict is True:
+                    visit(n.body)
+                elif verdict is False:
+                    visit(n.body, runtime=False)
+                    visit(n.orelse)
+                else:  # unknown condition: both, the `if` branch wins
+                    visit(n.orelse)
+                    visit(n.body)
+            elif isinstance(n, ast.Try):
+                visit(n.body)
+                for h in n.handlers:
+                    visit(h.body, runtime=False)
+
+    visit(tree.body)
+    return syms
+
+
+PLATFORM_TRUE = {"is_cuda", "is_cuda_alike"}  # assume an NVIDIA CUDA host
+
+
+def eval_test(t: ast.expr):
+    """Evaluate an `if` test at runtime on a CUDA host: True/False/None (unknown)."""
+    if isinstance(t, ast.Name) and t.id == "TYPE_CHECKING":
+        return False
+    if isinstance(t, ast.Call) and isinstance(t.func, ast.Attribute):
+        if isinstance(t.func.value, ast.Name) and t.func.value.id == "current_platform":
+            return t.func.attr in PLATFORM_TRUE
+    if isinstance(t, ast.UnaryOp) and isinstance(t.op, ast.Not):
+        v = eval_test(t.operand)
+        return None if v is None else not v
+    if isinstance(t, ast.BoolOp):
+        vals = [eval_test(v) for v in t.values]
+        if isinstance(t.op, ast.Or):
+            if any(v is True for v in vals):
+                return True
+            return False if all(v is False for v in vals) else None
+        if any(v is False for v in vals):
+            return False
+        return True if all(v is True for v in vals) else None
+    return None
+
+
+def resolve_name(mod: str, name: str, depth: int = 0):
+    """Return ('class', mod, node) or ('module', mod) or None."""
+    if depth > 30:
+        return None
+    sym = module_symbols(mod).get(name)
+    if sym is None and name in ("object", "Protocol", "Generic"):
+        return ("external", "builtins", name)
+    if sym is None:
+        # a submodule of a package imported as `from pkg import sub`
+        sub = f"{mod}.{name}"
+        if module_path(sub):
+            return ("module", sub)
+        return None
+    kind = sym[0]
+    if kind == "class":
+        return ("class", mod, sym[1])
+    if kind == "import":
+        src, attr = sym[1], sym[2]
+        if module_path(f"{src}.{attr}"):
+            return ("module", f"{src}.{attr}")
+        if module_path(src) is None:
+            return ("external", src, attr)
+        return resolve_name(src, attr, depth + 1)
+    if kind == "module":
+        return ("module", sym[1])
+    if kind == "alias":
+        return resolve_expr(mod, sym[1], depth + 1)
+    return None
+
+
+def resolve_expr(mod: str, expr: ast.expr, depth: int = 0):
+    if isinstance(expr, ast.Name):
+        return resolve_name(mod, expr.id, depth)
+    if isinstance(expr, ast.Attribute):
+        base = resolve_expr(mod, expr.value, depth)
+        if base and base[0] == "module":
+            if module_path(base[1]) is None:
+                return ("external", base[1], expr.attr)
+            return resolve_name(base[1], expr.attr, depth + 1)
+        if base and base[0] == "external":
+            return ("external", f"{base[1]}.{base[2]}", expr.attr)
+        return None
+    if isinstance(expr, ast.Subscript):  # Generic[...]
+        return resolve_expr(mod, expr.value, depth)
+    return None
+
+
+def rel(path: Path) -> str:
+    return str(path.relative_to(ROOT))
+
+
+@cache
+def analyse_class(mod: str, cls_name: str):
+    """Returns dict(found, eagle3_evidence, aux_methods, unresolved_bases)."""
+    r = resolve_name(mod, cls_name)
+    if not r or r[0] != "class":
+        return {"found": False, "eagle3": None, "aux": [], "unresolved": [cls_name]}
+    _, cmod, node = r
+    path = parse(cmod)[0]
+    evidence = None
+    aux = [
+        f"{rel(path)}:{f.lineno}:{f.name}"
+        for f in node.body
+        if isinstance(f, ast.FunctionDef) and f.name in AUX_METHODS
+    ]
+    unresolved = []
+    for b in node.bases:
+        br = resolve_expr(cmod, b)
+        if br and br[0] == "class" and br[2].name == EAGLE3_NAME and br[1] == INTERFACES_MOD:
+            evidence = evidence or f"{rel(path)}:{node.lineno}"
+            continue
+        if br and br[0] == "class":
+            sub = analyse_class(br[1], br[2].name)
+            if sub["eagle3"] and not evidence:
+                evidence = sub["eagle3"]
+            aux += sub["aux"]
+            unresolved += sub["unresolved"]
+        elif br and br[0] == "external":
+            pass  # torch / transformers / typing bases
+        else:
+            unresolved.append(f"{rel(path)}:{node.lineno}:{ast.unparse(b)}")
+    return {
+        "found": True,
+        "eagle3": evidence,
+        "aux": aux,
+        "unresolved": unresolved,
+        "where": f"{rel(path)}:{node.lineno}",
+        "mod": cmod,
+    }
+
+
+def registry_dicts():
+    tree = ast.parse((ROOT / "vllm/model_executor/models/registry.py").read_text())
+    out = {}
+    for n in tree.body:
+        t = n.targets[0] if isinstance(n, ast.Assign) else getattr(n, "target", None)
+        if isinstance(t, ast.Name) and t.id in (
+            "_TEXT_GENERATION_MODELS",
+            "_MULTIMODAL_MODELS",
+            "_SPECULATIVE_DECODING_MODELS",
+        ):
+            out[t.id] = {
+                k.value: (v.elts[0].value, v.elts[1].value, k.lineno)
+                for k, v in zip(n.value.keys, n.value.values, strict=False)
+            }
+    return out
+
+
+def vllm_registry(root: Path, version: str) -> dict:
+    """The registry data of an unpacked vLLM wheel at ``root`` (see the module docstring)."""
+    global ROOT
+    ROOT = root
+    parse.cache_clear()
+    module_symbols.cache_clear()
+    analyse_class.cache_clear()
+    regs = registry_dicts()
+    eagle3_drafts = {}
+    for arch, (m, c, _line) in regs["_SPECULATIVE_DECODING_MODELS"].items():
+        if "eagle3" in m or "Eagle3" in arch or "Eagle3" in c or "peagle" in arch.lower():
+            eagle3_drafts[arch] = [resolve_module_name(m), c]
+    targets = {}
+    for table in ("_TEXT_GENERATION_MODELS", "_MULTIMODAL_MODELS"):
+        for arch, (m, c, _line) in regs[table].items():
+            mod = resolve_module_name(m)
+            a = analyse_class(mod, c)
+            targets[arch] = {
+                "module": mod,
+                "class": c,
+                "supports_eagle3": bool(a["eagle3"]),
+                "evidence": a["eagle3"] or a.get("where") or f"class {c} not found in {mod}",
+            }
+    return {
+        "version": version,
+        "source": f"vllm {version} wheel (PyPI), static ast scan by scripts/build_engine_data.py",
+        "eagle3_drafts": eagle3_drafts,
+        "targets": dict(sorted(targets.items())),
+    }
