@@ -479,6 +479,8 @@ class Stat:
         """Sample variance (divisor n - 1), or None for one run (the spread is unknown)."""
         if self.n < 2:
             return None
+        if len(set(self.values)) == 1:
+            return 0.0  # exactly: the mean of equal floats may be off by an ulp
         m = self.mean
         return math.fsum((v - m) ** 2 for v in self.values) / (self.n - 1)
 

@@ -54,3 +54,69 @@ def test_plot_without_matplotlib_exit_2_with_hint(capsys, tmp_path, monkeypatch)
     assert code == 2
     assert "--plot needs matplotlib" in err and "pip install 'recipecli[plot]'" in err
     assert not png.exists()
+
+
+def _runs(values, **fixed):
+    from recipecli.report import BenchRun
+
+    return [
+        BenchRun(f"r{i}.json", bench_json(PR_CANDIDATE, mean_ttft_ms=v, **fixed))
+        for i, v in enumerate(values)
+    ]
+
+
+def test_plot_title_names_model_workload_and_noise():
+    from recipecli.report import BenchRun, _plot_title, build_report
+
+    report = build_report(
+        [BenchRun("a.json", bench_json())], [BenchRun("b.json", bench_json(PR_CANDIDATE))], gpus=4
+    )
+    title = _plot_title(report).splitlines()
+    assert title[0] == "amd/MiniMax-M3-MXFP4: Candidate vs Baseline"
+    # 5531972 / 640 = 8643.7 input, 657257 / 640 = 1027.0 output tokens per request
+    assert title[1] == (
+        "640 prompts, concurrency 64, rate inf, ~8643.7 in / ~1027.0 out tokens per request, 4 GPUs"
+    )
+    assert title[2].startswith("1 run per side: spread unknown")
+    assert title[3] == (
+        "read the notes first: report.acceptance_collapsed, report.acceptance_confounded"
+    )
+    repeated = build_report(_runs([100.0, 101.0, 102.0]), _runs([110.0, 111.0, 112.0]))
+    assert (
+        _plot_title(repeated)
+        .splitlines()[2]
+        .startswith("3 vs 3 runs: bar = change of the means, whisker = 95% CI (Welch t)")
+    )
+
+
+def test_plot_whiskers_only_with_repeated_runs(monkeypatch):
+    pytest.importorskip("matplotlib")
+    from matplotlib.axes import Axes
+
+    from recipecli.report import BenchRun, build_report, plot_png
+
+    calls = []
+    real = Axes.errorbar
+
+    def spy(self, x, y, *args, **kwargs):
+        calls.append((list(x), list(y), kwargs.get("xerr")))
+        return real(self, x, y, *args, **kwargs)
+
+    monkeypatch.setattr(Axes, "errorbar", spy)
+    single = build_report(
+        [BenchRun("a.json", bench_json(PR_CANDIDATE))],
+        [BenchRun("b.json", bench_json(PR_CANDIDATE, mean_ttft_ms=2300.0))],
+    )
+    plot_png(single)
+    assert calls == []  # spread unknown: no whisker
+    # TTFT 100, 101, 102 vs 110, 111, 112: relative 9.90 %, 95% CI [7.66 %, 12.15 %]
+    # (worked out in test_report_notes.py); every other metric is identical on all runs.
+    repeated = build_report(_runs([100.0, 101.0, 102.0]), _runs([110.0, 111.0, 112.0]))
+    png = plot_png(repeated)
+    ((x, y, xerr),) = calls
+    assert len(x) == 1 and x[0] == pytest.approx(9.90099, abs=1e-4)
+    assert xerr[0][0] == pytest.approx(9.90099 - 7.65684, abs=1e-4)
+    assert xerr[1][0] == pytest.approx(12.14514 - 9.90099, abs=1e-4)
+    assert png == plot_png(repeated)  # deterministic
+    # marked as a recipecli plot (so a later --plot may replace it)
+    assert b"tEXtSoftware\x00recipecli report --plot" in png[:4096]
