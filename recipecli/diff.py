@@ -10,7 +10,7 @@ compare text: it compares
 * JSON-valued flag values (``--speculative-config``, ``--hf-overrides``, any value that parses as a
   JSON object or array) key by key, down to the leaves, with a ``moved`` verdict when the same
   leaf value sits under another path (vLLM nests text-config overrides under ``text_config``,
-  tokenspeed takes them flat: engine-facts §4, §5),
+  tokenspeed takes them flat: docs/engines/vllm.md#hf-overrides, docs/engines/tokenspeed.md#hf-overrides),
 * ``key=value,…`` flags of lm-eval (``--model_args``, ``--gen_kwargs``) key by key.
 
 Everything here is pure: :func:`diff_commands` takes two :class:`~recipecli.recipes.render.Rendered`
@@ -25,9 +25,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from recipecli.recipes.render import Rendered, flag_argv, render_command
+from recipecli.recipes.render import Rendered, render_command, serve_flag_argv
 
-#: lm-eval flags whose value is a ``key=value,key=value`` list (diffed key by key).
+#: Flags whose value is a ``key=value`` list, diffed key by key: lm-eval's ``key=value,…``
+#: (``--model_args``, ``--gen_kwargs``) and ``vllm bench serve --metadata K=V K=V``.
 KV_LIST_FLAGS: frozenset[str] = frozenset({"--model_args", "--gen_kwargs", "--metadata"})
 
 _MISSING = object()
@@ -215,7 +216,7 @@ def rendered_flags(rendered: Rendered) -> dict[str, Any]:
         return parse_flags(rendered.argv, rendered.head)
     out: dict[str, Any] = {}
     for flag, value in rendered.flags:
-        items = flag_argv(flag, value)
+        items = serve_flag_argv(rendered.engine, flag, value)
         if items:
             out[flag] = True if len(items) == 1 else items[1] if len(items) == 2 else items[1:]
     return out
@@ -235,6 +236,11 @@ def structured_value(flag: str, value: Any) -> Mapping[str, Any] | list[Any] | N
     JSON objects/arrays (``--speculative-config '{"method": …}'``) are parsed with ``json``;
     lm-eval ``k=v,k=v`` flags (:data:`KV_LIST_FLAGS`) become ``{k: v}`` (values stay text).
     """
+    if isinstance(value, list) and flag in KV_LIST_FLAGS:
+        # vllm bench serve --metadata K=V K=V (nargs="*"): one item per key
+        if value and all(isinstance(v, str) and "=" in v for v in value):
+            return dict(v.split("=", 1) for v in value)
+        return None
     if not isinstance(value, str):
         return None
     text = value.strip()
@@ -452,6 +458,95 @@ def diff_recipes(
     )
 
 
+WHATS_ALL: tuple[str, ...] = ("serve", "bench", "eval")
+
+
+@dataclass(frozen=True)
+class AllDiff:
+    """``diff --what all``: one :class:`CommandDiff` per command either recipe renders.
+
+    Attributes:
+        diffs: serve, then bench and eval when either side has that section; a section only one
+            side has is one ``command`` change (``added``/``removed``, name = the section).
+    """
+
+    diffs: tuple[CommandDiff, ...]
+
+    @property
+    def identical(self) -> bool:
+        return all(d.identical for d in self.diffs)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "what": "all",
+            "identical": self.identical,
+            "diffs": [d.to_dict() for d in self.diffs],
+        }
+
+
+def diff_all(
+    recipe_a: str,
+    recipe_b: str | None = None,
+    *,
+    engine: str = "vllm",
+    vs_engine: str | None = None,
+    hardware: str | None = None,
+    vs_hardware: str | None = None,
+    sets: Sequence[str] = (),
+    vs_sets: Sequence[str] = (),
+    target_config: str | None = None,
+) -> AllDiff:
+    """:func:`diff_recipes` for every command (serve, bench, eval) the two sides render.
+
+    Raises:
+        RecipeError, UsageError: from loading or rendering either side.
+    """
+    from recipecli.recipes.loader import load_recipe
+
+    ra = load_recipe(recipe_a)
+    rb = ra if recipe_b is None or recipe_b == recipe_a else load_recipe(recipe_b)
+    out: list[CommandDiff] = []
+    for what in WHATS_ALL:
+        has_a = what == "serve" or ra.get(what) is not None
+        has_b = what == "serve" or rb.get(what) is not None
+        if not (has_a or has_b):
+            continue
+        if has_a and has_b:
+            out.append(
+                diff_recipes(
+                    recipe_a,
+                    recipe_b,
+                    engine=engine,
+                    vs_engine=vs_engine,
+                    hardware=hardware,
+                    vs_hardware=vs_hardware,
+                    what=what,
+                    sets=sets,
+                    vs_sets=vs_sets,
+                    target_config=target_config,
+                )
+            )
+            continue
+        side_a = Side(ra.name, engine, hardware, what, tuple(sets))
+        side_b = Side(rb.name, vs_engine or engine, vs_hardware or hardware, what, tuple(vs_sets))
+        op = "removed" if has_a else "added"
+        change = Change(
+            "command",
+            op,
+            what,
+            f"{ra.name} has a {what} section" if has_a else None,
+            f"{rb.name} has a {what} section" if has_b else None,
+        )
+        out.append(CommandDiff(side_a, side_b, (change,), ()))
+    return AllDiff(tuple(out))
+
+
+def format_all(d: AllDiff) -> str:
+    """Human output of :class:`AllDiff`: each command's :func:`format_diff`, a blank line
+    between them."""
+    return "\n".join(format_diff(x) for x in d.diffs)
+
+
 # --------------------------------------------------------------------------- human output
 
 
@@ -492,7 +587,13 @@ def format_diff(d: CommandDiff) -> str:
     cmd = d.of("command")
     if cmd:
         lines.append("command:")
-        lines += [f"  ~ {c.name}: {_show(c.a)} -> {_show(c.b)}" for c in cmd]
+        for c in cmd:
+            if c.op == "added":
+                lines.append(f"  + {c.name}: only in B ({c.b})")
+            elif c.op == "removed":
+                lines.append(f"  - {c.name}: only in A ({c.a})")
+            else:
+                lines.append(f"  ~ {c.name}: {_show(c.a)} -> {_show(c.b)}")
     env = d.of("env")
     if env:
         lines.append("env:")

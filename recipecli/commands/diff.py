@@ -40,10 +40,10 @@ from recipecli.output import emit_json
 )
 @click.option(
     "--what",
-    type=click.Choice(["serve", "bench", "eval"]),
+    type=click.Choice(["serve", "bench", "eval", "all"]),
     default="serve",
     show_default=True,
-    help="Which command to compare.",
+    help="Which command to compare; all: serve, bench and eval (the sections either side has).",
 )
 @click.option(
     "--set", "sets", multiple=True, metavar="NAME=VALUE", help="Override for A (repeatable)."
@@ -81,9 +81,27 @@ def command(
       recipecli diff minimax-m3-eagle3 --engine vllm --vs-engine tokenspeed
       recipecli diff llama3.1-8b-eagle3 qwen3-30b-a3b-eagle3 --what bench --json
       recipecli diff minimax-m3-eagle3 --vs-set max_model_len=65536
+      recipecli diff minimax-m3-eagle3 --engine vllm --vs-engine tokenspeed --what all
     """
-    from recipecli.diff import diff_recipes, format_diff
+    from recipecli.diff import diff_all, diff_recipes, format_all, format_diff
 
+    if what == "all":
+        d_all = diff_all(
+            recipe_a,
+            recipe_b,
+            engine=engine,
+            vs_engine=vs_engine,
+            hardware=hardware,
+            vs_hardware=vs_hardware,
+            sets=sets,
+            vs_sets=vs_sets,
+            target_config=target_config,
+        )
+        if as_json:
+            emit_json(d_all.to_dict())
+        else:
+            click.echo(format_all(d_all), nl=False)
+        return EXIT_OK if d_all.identical else EXIT_FINDINGS
     d = diff_recipes(
         recipe_a,
         recipe_b,

@@ -112,7 +112,12 @@ def command(
                 click.echo(f"recipecli: warning: {where}: {w.message}", err=True)
 
     if fmt == "argv-json":
-        docs = [r.to_dict() | ({"what": r.what} if len(rendered) > 1 else {}) for r in rendered]
+        docs = [
+            r.to_dict()
+            | ({"what": r.what} if len(rendered) > 1 else {})
+            | ({"point": r.point} if r.point else {})
+            for r in rendered
+        ]
         click.echo(json.dumps(docs[0] if len(docs) == 1 else docs, indent=2, ensure_ascii=False))
         return 0
     if fmt == "vllm-config":
@@ -143,6 +148,7 @@ def command(
             "what": r.what,
             "engine": r.engine,
             "hardware": r.hardware,
+            "point": r.point,
             "shell": format_shell(r.env, r.argv, head=r.head),
         }
         for r in rendered

@@ -59,6 +59,7 @@ class Rendered:
             bare flag, mappings = JSON); used by ``--format vllm-config``.
         head: number of argv items on the first shell line (program + subcommands + model).
         warnings: non-fatal findings (text overrides absent from the config, …).
+        point: for one command of a bench sweep, ``NAME=VALUE`` of its sweep point; else ``""``.
     """
 
     what: str
@@ -69,6 +70,7 @@ class Rendered:
     flags: tuple[tuple[str, Any], ...] = ()
     head: int = 0
     warnings: tuple[Finding, ...] = field(default_factory=tuple)
+    point: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         """``{"env": ..., "argv": ...}`` (the ``argv-json`` format)."""
@@ -793,12 +795,24 @@ def _rendered(res: Resolved, what: str) -> list[Rendered]:
             )
         ]
     if what == "bench":
-        points = [{}] if res.sweep is None else [{res.sweep[0]: v} for v in res.sweep[1]]
+        if res.sweep is None:
+            argv = bench_argv(res)
+            return [
+                Rendered("bench", engine, res.hardware, {}, argv, head=3, warnings=res.warnings)
+            ]
+        flag, values = res.sweep
         return [
             Rendered(
-                "bench", engine, res.hardware, {}, bench_argv(res, p), head=3, warnings=res.warnings
+                "bench",
+                engine,
+                res.hardware,
+                {},
+                bench_argv(res, {flag: v}),
+                head=3,
+                warnings=res.warnings,
+                point=f"{flag[2:].replace('-', '_')}={scalar_text(v)}",
             )
-            for p in points
+            for v in values
         ]
     argv, head = eval_argv(res)
     return [Rendered("eval", engine, res.hardware, {}, argv, head=head, warnings=res.warnings)]
