@@ -59,6 +59,18 @@ from recipecli.checkpoint.model import Checkpoint
 from recipecli.checkpoint.safetensors_header import read_file_header
 from recipecli.draft import LAYER_ROLES, DraftModel, canonical_draft
 from recipecli.errors import ConvertError, UsageError
+from recipecli.safe_write import (
+    CONVERT_MARKER,
+    check_parent,
+    checkpoint_inputs,
+    convert_marker_text,
+    current_umask,
+    fsync_dir,
+    interrupt_on_signals,
+    path_inputs,
+    prepare_dir,
+    replace_dir,
+)
 
 OutputFormat = Literal["speculators", "eagle3"]
 Convention = Literal["hidden-state", "layer-output"]
@@ -296,8 +308,11 @@ class ConvertOptions:
         dtype: ``keep``, ``bf16`` or ``fp16``.
         embed: ``keep`` or ``drop`` (drop only when byte-identical to the target's embedding).
         max_shard_size: bytes per output shard (a larger tensor gets a shard of its own).
-        force: overwrite OUT, and accept tokenspeed-unservable output, conflicting flags and
-            check errors.
+        force: replace a previous convert output in OUT, and accept tokenspeed-unservable
+            output, conflicting flags and check errors.
+        verifier: ``--verifier``: ``speculators_config.verifier.name_or_path`` as given (a
+            repo id, or a path the user chose to publish), or None = from ``--target``
+            (:func:`verifier_name`).
     """
 
     to: OutputFormat
@@ -308,6 +323,7 @@ class ConvertOptions:
     embed: str = "keep"
     max_shard_size: int = 5 * 10**9
     force: bool = False
+    verifier: str | None = None
 
 
 @dataclass(frozen=True)
@@ -618,6 +634,10 @@ def plan_conversion(
         UsageError: inconsistent flags.
     """
     src = ck.source
+    if opts.verifier is not None and opts.to != "speculators":
+        raise UsageError(
+            "--verifier applies to --to speculators only (eagle3 output names no verifier)"
+        )
     d = canonical_draft(ck)
     if d.format is None:
         raise _refuse(
@@ -910,17 +930,81 @@ def _check_embed_drop(
         b.close()
 
 
+#: ``models--{org}--{name}/snapshots/{revision}``: a folder of the Hugging Face cache.
+_HF_CACHE_SNAPSHOT = re.compile(r"models--(?P<repo>[^/]+)/snapshots/[^/]+/?$")
+
+
+def repo_id_or_none(text: Any) -> str | None:
+    """``text`` when it is a Hugging Face repo id (``org/name`` or ``name``, as
+    ``huggingface_hub.utils.validate_repo_id`` accepts it) and not a path spelling
+    (``/...``, ``./...``, ``~...``); else None."""
+    if not isinstance(text, str) or not text or text[0] in "./~" or "\\" in text:
+        return None
+    from huggingface_hub.utils import HFValidationError, validate_repo_id
+
+    try:
+        validate_repo_id(text)
+    except HFValidationError:
+        return None
+    return text
+
+
+def _snapshot_origin_kind(path: str) -> str | None:
+    """The ``kind`` a snapshot file recorded for its source (hub, hf-cache, local, …)."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            data = json.load(fh)
+    except (OSError, ValueError, RecursionError):
+        return None
+    kind = data.get("kind") if isinstance(data, dict) else None
+    return kind if isinstance(kind, str) else None
+
+
 def verifier_name(target_ck: Checkpoint) -> str:
-    """``speculators_config.verifier.name_or_path`` for a ``--target``: the repo id for Hub and
-    HF-cache sources (and snapshots taken from one), an absolute path for local directories."""
-    if target_ck.kind in ("hub", "hf-cache"):
+    """``speculators_config.verifier.name_or_path`` for a ``--target``: the target's Hugging Face
+    repo id, never a path of this machine (the output is meant to be published; ``vllm serve
+    OUT`` loads the verifier by this name).
+
+    Taken from, in order: a Hub or HF-cache source (the repo id given); a snapshot taken from
+    one (its recorded source); a folder inside the HF cache (``models--org--name/snapshots/…``);
+    the config's ``_name_or_path`` when it is a repo id (transformers records the name the
+    model was loaded by).
+
+    Raises:
+        ConvertError: none of these names a repo id (e.g. a local folder whose config has no
+            ``_name_or_path``); the message asks for ``--verifier``.
+    """
+    if target_ck.kind in ("hub", "hf-cache") and repo_id_or_none(target_ck.source):
         return target_ck.source
     if target_ck.kind == "snapshot" and target_ck.origin:
-        return target_ck.origin
-    if target_ck.kind == "config":
-        named = target_ck.config.get("_name_or_path")
-        return str(named) if named else str(Path(target_ck.root).resolve().parent)
-    return str(Path(target_ck.root or target_ck.source).resolve())
+        if _snapshot_origin_kind(target_ck.root) in ("hub", "hf-cache"):
+            named = repo_id_or_none(target_ck.origin)
+            if named:
+                return named
+    if target_ck.kind in ("local", "hf-cache") and target_ck.root:
+        m = _HF_CACHE_SNAPSHOT.search(os.path.realpath(target_ck.root))
+        if m and repo_id_or_none(m["repo"].replace("--", "/", 1)):
+            return m["repo"].replace("--", "/", 1)
+    named = repo_id_or_none(target_ck.config.get("_name_or_path"))
+    if named:
+        return named
+    raise ConvertError(
+        "cannot tell the target's Hugging Face repo id, which speculators output names as its "
+        "verifier (a local path would be this machine's and is not written): the target is "
+        "not from the Hub or its cache and its config has no _name_or_path naming one",
+        path=target_ck.source,
+        hint="add --verifier REPO_ID, e.g. --verifier meta-llama/Llama-3.1-8B-Instruct "
+        "(or --verifier PATH to write a path on purpose)",
+    )
+
+
+def _without_machine_paths(layer: dict[str, Any], dropped: list[tuple[str, str]]) -> None:
+    """Drop a carried ``_name_or_path`` that is not a repo id (a path where the draft was
+    saved: nothing a loader reads, and no machine path belongs in a published output)."""
+    value = layer.get("_name_or_path")
+    if value is not None and repo_id_or_none(value) is None:
+        del layer["_name_or_path"]
+        dropped.append(("_name_or_path", "a local path where the draft was saved, not a repo id"))
 
 
 def build_config(
@@ -944,6 +1028,7 @@ def build_config(
     trans: list[Translation] = []
     dropped: list[tuple[str, str]] = []
     layer = {k: v for k, v in layer.items() if k not in ("torch_dtype", "dtype", "architectures")}
+    _without_machine_paths(layer, dropped)
     # dtype key: keep the spelling the source used (transformers-5 writes `dtype`)
     dtype_key = "dtype" if ("dtype" in top and "torch_dtype" not in top) else "torch_dtype"
     src_dtype = top.get("torch_dtype") or top.get("dtype")
@@ -1015,16 +1100,36 @@ def build_config(
     if opts.to == "speculators":
         spec_cfg = dict(top.get("speculators_config") or {}) if d.format == "D" else {}
         verifier = dict(spec_cfg.get("verifier") or {})
-        if target_ck is not None:
+        if target_ck is not None or opts.verifier:
+            if target_ck is not None:
+                archs = list(target_ck.config.get("architectures") or [])
+            else:
+                archs = list(verifier.get("architectures") or [])
+            if not archs:
+                raise _refuse(
+                    "--verifier names the target, but its architectures (which the speculators "
+                    "verifier records) are unknown",
+                    ck.source,
+                    "add --target SOURCE (the target's directory, snapshot or repo id)",
+                )
             new_verifier = {
-                "name_or_path": verifier_name(target_ck),
-                "architectures": list(target_ck.config.get("architectures") or []),
+                "name_or_path": opts.verifier or verifier_name(target_ck),
+                "architectures": archs,
             }
+            why = "--verifier" if opts.verifier else "--target"
             if verifier and verifier != new_verifier:
                 trans.append(
-                    Translation("speculators_config.verifier", verifier, new_verifier, "--target")
+                    Translation("speculators_config.verifier", verifier, new_verifier, why)
                 )
             verifier = new_verifier
+        carried = verifier.get("name_or_path")
+        if carried and target_ck is None and not opts.verifier and not repo_id_or_none(carried):
+            raise _refuse(
+                f"the draft's speculators_config.verifier.name_or_path {carried!r} is a path, not "
+                "a repo id; it would be written into the output",
+                ck.source,
+                "add --target SOURCE or --verifier REPO_ID",
+            )
         if not verifier.get("name_or_path"):
             raise _refuse(
                 "speculators output needs the verifier (target) so that `vllm serve OUT` works alone",
@@ -1674,15 +1779,6 @@ class ConvertResult:
         return out
 
 
-def fsync_dir(path: Path) -> None:
-    """fsync a directory (makes renames and new entries durable)."""
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
 def fsync_tree(root: Path) -> None:
     """fsync every file directly under ``root``, then ``root`` itself."""
     for p in sorted(root.iterdir()):
@@ -1699,38 +1795,15 @@ DIR_MODE = 0o755
 FILE_MODE = 0o644
 
 
-def current_umask() -> int:
-    """The process umask (read by setting and restoring it)."""
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
-
-
 def check_out_parent(out: Path) -> None:
-    """Refuse an OUT whose directory cannot hold it, before any work is done.
-
-    The parent is never created: a typo must not create directories.
-
-    Args:
-        out: the output directory.
+    """Refuse an OUT whose directory cannot hold it, before any work is done: the folder rule
+    of every writer (:func:`recipecli.safe_write.check_parent`; the parent is never created).
 
     Raises:
         UsageError: one line naming OUT: the parent is missing, is a file (or lies under one),
             or is not writable.
     """
-    parent = out.parent
-    if parent.is_dir():
-        if os.access(parent, os.W_OK | os.X_OK):
-            return
-        why, hint = f"directory {parent} is not writable", "choose another OUT"
-    else:
-        blocker = next((p for p in (parent, *parent.parents) if p.exists()), None)
-        if blocker is not None and not blocker.is_dir():
-            why, hint = f"{blocker} is a file, not a directory", "choose another OUT"
-        else:
-            why = f"directory {parent} does not exist"
-            hint = f"create {parent} or choose another OUT"
-    raise UsageError(f"cannot write OUT: {why}", path=str(out), hint=hint)
+    check_parent(out, what="OUT", noun="OUT")
 
 
 def make_temp_out(out: Path) -> Path:
@@ -1744,7 +1817,7 @@ def make_temp_out(out: Path) -> Path:
         tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
     except OSError as exc:
         raise UsageError(
-            f"cannot write OUT: {exc.strerror or exc}", path=str(out), hint="choose another OUT"
+            f"cannot write OUT: {exc.strerror or exc}", path=str(out), hint="give another OUT"
         ) from None
     os.chmod(tmp, DIR_MODE & ~current_umask())
     return tmp
@@ -1757,20 +1830,12 @@ def write_new_file(path: Path, text: str) -> None:
         fh.write(text)
 
 
-def _install(tmp: Path, out: Path, force: bool) -> None:
-    """Rename ``tmp`` to ``out``; an existing ``out`` (only with ``force``) is moved aside first
-    and removed after the rename."""
-    backup = None
-    if out.exists() or out.is_symlink():
-        if not force:
-            raise ConvertError(
-                "output exists", path=str(out), hint="choose another OUT or add --force"
-            )
-        backup = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))
-        os.rename(out, backup / "old")
-    os.rename(tmp, out)
-    if backup is not None:
-        shutil.rmtree(backup, ignore_errors=True)
+def convert_inputs(ck: Checkpoint, target_ck: Checkpoint | None) -> list[tuple[str, Any]]:
+    """What convert reads, for the OUT checks: the draft's folder and files, the target's."""
+    inputs = checkpoint_inputs(ck, f"the draft {ck.source}")
+    if target_ck is not None:
+        inputs += checkpoint_inputs(target_ck, f"the --target {target_ck.source}")
+    return inputs
 
 
 def convert(
@@ -1788,7 +1853,10 @@ def convert(
 
     Args:
         draft: source directory (or an opened checkpoint).
-        out: output directory; must not exist unless ``options.force``.
+        out: output directory; must not exist, or with ``options.force`` be empty or a
+            previous convert output holding only the files its marker lists (only those are
+            deleted). Never an input, a folder holding one or inside one
+            (:func:`recipecli.safe_write.prepare_dir`).
         options: the request.
         target: ``--target`` source (speculators verifier, ``--embed drop`` proof, post-write check).
         progress: show progress bars on stderr when it is a terminal (:class:`Progress`);
@@ -1802,33 +1870,41 @@ def convert(
 
     Raises:
         ConvertError: refusals (see :func:`plan_conversion`), verification failures, check errors
-            without ``--force``, an existing OUT without ``--force``.
-        UsageError: OUT inside DRAFT or equal to it; inconsistent flags; OUT's directory is
-            missing (never created), a file, or not writable (:func:`check_out_parent`,
-            :func:`make_temp_out`).
+            without ``--force``.
+        UsageError: OUT is, holds or lies inside the draft or the target, is the current
+            directory, exists (without ``--force``), is not a previous convert output (with
+            it), is a link or a file; inconsistent flags; OUT's directory is missing (never
+            created), a file, or not writable (:func:`check_out_parent`, :func:`make_temp_out`).
+        KeyboardInterrupt: Ctrl-C, SIGTERM or SIGHUP (nothing is left behind).
     """
+    with interrupt_on_signals():  # SIGTERM/SIGHUP clean up like Ctrl-C: no OUT, no temp dir
+        return _convert(draft, out, options, target, progress, fsync, run_target_check, log)
+
+
+def _convert(draft, out, options, target, progress, fsync, run_target_check, log) -> ConvertResult:
+    """:func:`convert`, under its signal handlers."""
     from recipecli.checkpoint import open_checkpoint
 
     t0 = time.perf_counter()
     ck = draft if isinstance(draft, Checkpoint) else open_checkpoint(draft)
     out = Path(out)
-    src_root = Path(ck.root).resolve() if ck.root else None
-    out_abs = out.resolve()
-    if src_root is not None and (out_abs == src_root or src_root in out_abs.parents):
-        raise UsageError(f"OUT {out} is the draft directory or inside it; choose another place")
-    if (out.exists() or out.is_symlink()) and not options.force:
-        raise ConvertError("output exists", path=str(out), hint="choose another OUT or add --force")
-    check_out_parent(out)
+    where = {"what": "OUT", "noun": "OUT", "force": options.force}
+    early = convert_inputs(ck, None)
+    if isinstance(target, str):
+        early += path_inputs(f"the --target {target}", target)
+    prepare_dir(out, inputs=early, **where)  # refuse a bad OUT before opening the target
     target_ck = (
         target if isinstance(target, Checkpoint) or target is None else open_checkpoint(target)
     )
+    inputs = convert_inputs(ck, target_ck)
+    out_abs, _owned = prepare_dir(out, inputs=inputs, **where)
     reader = open_reader(ck)
     try:
         plan = plan_conversion(ck, options, target_ck)
         for note in plan.notes:
             if log:
                 log(note)
-        tmp = make_temp_out(out)
+        tmp = make_temp_out(out_abs)
         try:
             # write on this thread, compare each finished tensor with the source on another,
             # flush to disk while the last comparisons run; all finish before the rename
@@ -1838,6 +1914,9 @@ def convert(
                 shards = write_output(
                     plan, reader, tmp, progress=progress, fsync=False, on_written=verifier.submit
                 )
+                # the mark that lets a later --force replace this folder, and only its files
+                files = sorted(p.name for p in tmp.iterdir())
+                write_new_file(tmp / CONVERT_MARKER, convert_marker_text(files, options.to))
                 written = True
             finally:
                 with ThreadPoolExecutor(1) as pool:
@@ -1856,9 +1935,20 @@ def convert(
             notes: list[str] = []
             if target_ck is not None and run_target_check:
                 check_res = _post_check(target_ck, verification["out_checkpoint"], options, notes)
-            _install(tmp, out, options.force)
+            # OUT again, just before replacing it: it may have changed during the conversion
+            out_abs, owned = prepare_dir(out, inputs=inputs, **where)
+            try:
+                left = replace_dir(tmp, out_abs, owned)
+            except OSError as exc:
+                raise UsageError(
+                    f"cannot write OUT: {exc.strerror or exc}",
+                    path=str(out),
+                    hint="give another OUT",
+                ) from None
+            if left:
+                notes.append(left)
             if fsync:
-                fsync_dir(out.parent)
+                fsync_dir(out_abs.parent)
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise

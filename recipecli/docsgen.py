@@ -824,7 +824,8 @@ def _output_dir_error(out: Path, reason: str) -> UsageError:
 
 
 def ensure_output_dir(out_dir: str | os.PathLike[str]) -> Path:
-    """Create the output directory (and its parents) when missing.
+    """Create the output directory when missing; the directory above it must exist (the folder
+    rule of every writer, :func:`recipecli.safe_write.check_parent`).
 
     Args:
         out_dir: the ``-o DIR`` of ``docs``.
@@ -833,12 +834,18 @@ def ensure_output_dir(out_dir: str | os.PathLike[str]) -> Path:
         ``out_dir`` as a Path.
 
     Raises:
-        UsageError: it (or a parent) is a regular file, or it cannot be created (permissions,
-            read-only or virtual file system); one line naming the directory.
+        UsageError: it (or a parent) is a regular file, the directory above it does not exist,
+            or it cannot be created (permissions, read-only or virtual file system); one line
+            naming the directory.
     """
+    from recipecli.safe_write import check_parent
+
     out = Path(out_dir)
     try:
-        out.mkdir(parents=True, exist_ok=True)
+        out.mkdir(exist_ok=True)  # the folder rule: DIR itself, never the folders above it
+    except FileNotFoundError:
+        check_parent(out, what="-o DIR", noun="-o DIR")
+        raise
     except FileExistsError:
         raise _output_dir_error(out, "it is a file, not a directory") from None
     except NotADirectoryError:
@@ -848,7 +855,13 @@ def ensure_output_dir(out_dir: str | os.PathLike[str]) -> Path:
     return out
 
 
-def sync(pages: Mapping[str, str], out_dir: str | os.PathLike[str], *, check: bool) -> SyncResult:
+def sync(
+    pages: Mapping[str, str],
+    out_dir: str | os.PathLike[str],
+    *,
+    check: bool,
+    inputs: Sequence[tuple[str, str | os.PathLike[str]]] = (),
+) -> SyncResult:
     """Compare ``pages`` with ``out_dir``; unless ``check``, create ``out_dir`` when missing,
     write what differs (atomically) and delete generated orphans.
 
@@ -860,6 +873,8 @@ def sync(pages: Mapping[str, str], out_dir: str | os.PathLike[str], *, check: bo
         pages: ``{file name: text}`` from :func:`generate`.
         out_dir: output directory.
         check: write nothing, only report.
+        inputs: the recipe files and template folder read, as (label, path): no page may be
+            one of them or lie inside one (:func:`recipecli.safe_write.check_inputs`).
 
     Returns:
         :class:`SyncResult` (file names relative to ``out_dir``, sorted).
@@ -869,8 +884,10 @@ def sync(pages: Mapping[str, str], out_dir: str | os.PathLike[str], *, check: bo
             cannot be created; a page cannot be written.
     """
     from recipecli.output import atomic_write_text
+    from recipecli.safe_write import check_inputs, generated_page_kind
 
     out = Path(out_dir)
+    where = {"what": "page", "noun": "-o DIR", "inputs": inputs}
     if out.exists() and not out.is_dir():
         raise _output_dir_error(out, "it is a file, not a directory")
     missing, stale, same, foreign = [], [], [], []
@@ -892,14 +909,19 @@ def sync(pages: Mapping[str, str], out_dir: str | os.PathLike[str], *, check: bo
             path=str(out / foreign[0]),
             hint="give another -o DIR or move the file away",
         )
+    for name in pages:
+        check_inputs(out / name, inputs, what="page", noun="-o DIR")
     orphans = find_orphans(pages, out)
     if check:
         return SyncResult(tuple(missing), tuple(stale), tuple(orphans), unchanged=tuple(same))
     ensure_output_dir(out)
     written = (*missing, *stale)
     for name in written:
-        atomic_write_text(out / name, pages[name])
+        atomic_write_text(
+            out / name, pages[name], kind=generated_page_kind(GENERATED_MARKER), **where
+        )
     for name in orphans:
+        check_inputs(out / name, inputs, what="page", noun="-o DIR")
         (out / name).unlink()
     return SyncResult(
         tuple(missing), tuple(stale), tuple(orphans), written, tuple(orphans), tuple(same)

@@ -6,14 +6,13 @@ import dataclasses
 import json
 import math
 import os
-import tempfile
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 import click
 
-from recipecli.errors import UsageError
+from recipecli.safe_write import Input, OutputKind, write_file
 
 
 def to_jsonable(obj: Any) -> Any:
@@ -63,47 +62,42 @@ def emit_json(obj: Any, *, plain: bool = False, compact: bool = False) -> None:
     click.echo(text)
 
 
-def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
-    """Write ``data`` to ``path`` via a temporary file in the same directory and ``os.replace``.
+def atomic_write_bytes(
+    path: str | os.PathLike[str],
+    data: bytes,
+    *,
+    kind: OutputKind | None = None,
+    inputs: Iterable[Input] = (),
+    what: str | None = None,
+    noun: str | None = None,
+) -> Path:
+    """Write ``data`` to ``path`` through the one safe writer (:func:`recipecli.safe_write.write_file`).
 
-    A crash or error leaves either the old file or none, never a half-written one. The parent
-    directory must exist (it is not created: a typo must not create directories). The file gets
-    the usual ``0666 & ~umask`` mode.
+    Temporary file in the same directory, ``fsync``, rename; removed on errors and signals. A
+    crash leaves the old file or none, never a half-written one. Refuses (nothing written) a
+    ``path`` that is, or lies inside, one of ``inputs``; a special file (``/dev/null``, a FIFO)
+    or a directory; an existing non-empty file that is not a previous ``kind`` output; a missing
+    parent directory (never created: a typo must not create directories).
+
+    Args:
+        path: the file.
+        data: its bytes.
+        kind: what is written (:data:`recipecli.safe_write.SNAPSHOT`, ``REPORT``, ``PLOT``, …).
+        inputs: the command's inputs as (label, path).
+        what: the destination in messages (default ``"output file"``).
+        noun: what to give instead (default ``"path"``).
+
+    Returns:
+        The path written (symbolic links resolved).
 
     Raises:
-        UsageError: the parent directory is missing or not a directory, or the file cannot be
-            written (permissions, read-only file system, ``path`` is a directory).
+        UsageError: one line naming ``path``.
     """
-    path = Path(path)
-    parent = path.parent if str(path.parent) else Path(".")
-    if not parent.is_dir():
-        why = "is not a directory" if parent.exists() else "does not exist"
-        raise UsageError(f"cannot write {path}: directory {parent} {why}")
-    if path.is_dir():
-        raise UsageError(f"cannot write {path}: it is a directory")
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=parent)
-    except OSError as exc:
-        raise UsageError(f"cannot write {path}: {exc.strerror}") from None
-    try:
-        umask = os.umask(0)
-        os.umask(umask)
-        os.fchmod(fd, 0o666 & ~umask)
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException as exc:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        if isinstance(exc, OSError):
-            raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
-        raise
+    return write_file(
+        path, data, what=what or "output file", noun=noun or "path", kind=kind, inputs=inputs
+    )
 
 
-def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
-    """UTF-8 text variant of :func:`atomic_write_bytes`."""
-    atomic_write_bytes(path, text.encode("utf-8"))
+def atomic_write_text(path: str | os.PathLike[str], text: str, **kw: Any) -> Path:
+    """UTF-8 text variant of :func:`atomic_write_bytes` (same keywords)."""
+    return atomic_write_bytes(path, text.encode("utf-8"), **kw)

@@ -99,7 +99,7 @@ def test_format_a_to_speculators_to_eagle3_round_trip(tmp_path, target, fixture_
     assert sc["algorithm"] == "eagle3" and sc["default_proposal_method"] == "greedy"
     assert sc["proposal_methods"][0]["proposal_type"] == "greedy"
     assert sc["verifier"] == {
-        "name_or_path": str(target.parent.resolve()),
+        "name_or_path": "meta-llama/Llama-3.1-8B-Instruct",  # the target config's _name_or_path
         "architectures": ["LlamaForCausalLM"],
     }
 
@@ -560,7 +560,9 @@ def _main(args: list[str], capsys) -> tuple[int, str, str]:
     return exc.value.code, cap.out, cap.err
 
 
-def test_existing_out_refused_without_force(tmp_path, target, fixture_config, capsys):
+def test_existing_out_refused_without_force_and_foreign_folder_kept_with_it(
+    tmp_path, target, fixture_config, capsys
+):
     src = _a_draft(tmp_path, fixture_config)
     out = tmp_path / "out"
     out.mkdir()
@@ -568,12 +570,38 @@ def test_existing_out_refused_without_force(tmp_path, target, fixture_config, ca
     args = ["convert", str(src), str(out), "--to", "eagle3"]
     code, _, err = _main(args, capsys)
     assert code == 2
-    assert f"{out}: output exists" in err and "--force" in err
+    assert f"{out}: cannot write OUT: output exists" in err and "--force" in err
     assert (out / "keep.txt").read_text() == "mine"
-    code, stdout, _ = _main(args + ["--force"], capsys)
-    assert code == 0
-    assert not (out / "keep.txt").exists() and (out / "model.safetensors").is_file()
+    # --force replaces only a previous convert output: this folder is the user's
+    code, _, err = _main(args + ["--force"], capsys)
+    assert code == 2
+    assert "is not a recipecli convert output" in err
+    assert sorted(p.name for p in out.iterdir()) == ["keep.txt"]
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+
+
+def test_force_replaces_a_previous_output_and_only_its_files(tmp_path, fixture_config, capsys):
+    src = _a_draft(tmp_path, fixture_config)
+    out = tmp_path / "out"
+    args = ["convert", str(src), str(out), "--to", "eagle3"]
+    assert _main(args, capsys)[0] == 0
+    marker = json.loads((out / ".recipecli-convert.json").read_text())
+    assert marker == {
+        "recipecli_convert": 1,
+        "to": "eagle3",
+        "files": ["config.json", "model.safetensors"],
+    }
+    (out / "config.json").write_text("{}")  # a previous output, edited: still ours to replace
+    assert _main(args + ["--force"], capsys)[0] == 0
+    assert config_of(out)["architectures"] == ["LlamaForCausalLMEagle3"]
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+    # a file the user added to a previous output: --force refuses, deletes nothing
+    (out / "tokenizer.json").write_text("{}")
+    before = sorted(p.name for p in out.iterdir())
+    code, _, err = _main(args + ["--force"], capsys)
+    assert code == 2
+    assert "it holds tokenizer.json, which convert did not write" in err
+    assert sorted(p.name for p in out.iterdir()) == before
 
 
 # --------------------------------------------------------------------------- CLI and JSON

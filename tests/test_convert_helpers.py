@@ -24,7 +24,12 @@ TINY = {
     "vocab_size": 1000,
 }
 
+#: The target's config as ``save_pretrained`` writes it after ``from_pretrained(repo id)``:
+#: transformers records the repo id in ``_name_or_path``, which convert writes as the
+#: speculators verifier (never the target's local path).
+TARGET_REPO = "meta-llama/Llama-3.1-8B-Instruct"
 TARGET_CONFIG = {
+    "_name_or_path": TARGET_REPO,
     "architectures": ["LlamaForCausalLM"],
     "model_type": "llama",
     "hidden_size": 64,

@@ -48,9 +48,11 @@ def test_out_has_mkdir_and_file_modes_not_temp_dir_mode(tmp_path, draft, umask, 
     out = tmp_path / "out"
     proc = run_cli("convert", str(draft), str(out), "--to", "eagle3", umask=umask)
     assert proc.returncode == 0, proc.stderr
-    # 2 source shards -> 1 output shard (default --max-shard-size 5GB): no index file
+    # 2 source shards -> 1 output shard (default --max-shard-size 5GB): no index file; the
+    # marker that lets a later --force replace OUT has the file mode too
     assert modes(out) == {
         "out": dmode,
+        ".recipecli-convert.json": fmode,
         "config.json": fmode,
         "model.safetensors": fmode,
     }
@@ -67,7 +69,12 @@ def test_sharded_out_index_has_file_mode(tmp_path, draft):
     assert got.pop("out") == 0o755
     shards = sorted(n for n in got if n.endswith(".safetensors"))
     assert len(shards) > 1 and all(n.startswith("model-0000") for n in shards)
-    assert sorted(got) == ["config.json", *shards, "model.safetensors.index.json"]
+    assert sorted(got) == [
+        ".recipecli-convert.json",
+        "config.json",
+        *shards,
+        "model.safetensors.index.json",
+    ]
     assert set(got.values()) == {0o644}
 
 
@@ -110,15 +117,17 @@ def test_progress_disabled_prints_nothing(monkeypatch):
     assert err.getvalue() == ""
 
 
+# the folder rule every writer shares (recipecli.safe_write.check_parent): same words as
+# report -o / --plot, inspect --save-metadata and docs -o
 BAD_OUT = {
-    "under_a_file": ("f.txt/out", "{tmp}/f.txt is a file, not a directory — choose another OUT"),
+    "under_a_file": ("f.txt/out", "{tmp}/f.txt is a file, not a directory — give another OUT"),
     "deep_under_a_file": (
         "f.txt/a/out",
-        "{tmp}/f.txt is a file, not a directory — choose another OUT",
+        "{tmp}/f.txt is a file, not a directory — give another OUT",
     ),
     "missing_parent": (
         "nodir/out",
-        "directory {tmp}/nodir does not exist — create {tmp}/nodir or choose another OUT",
+        "directory {tmp}/nodir does not exist — give another OUT or create {tmp}/nodir first",
     ),
 }
 
@@ -148,7 +157,7 @@ def test_temp_dir_creation_failure_is_one_line(tmp_path, draft, monkeypatch):
     with pytest.raises(UsageError) as exc:
         convert(str(draft), out, ConvertOptions(to="eagle3"), progress=False)
     assert exc.value.one_line() == (
-        f"{out}: cannot write OUT: Read-only file system — choose another OUT"
+        f"{out}: cannot write OUT: Read-only file system — give another OUT"
     )
     assert not out.exists()
 

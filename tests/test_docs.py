@@ -197,8 +197,18 @@ def test_generated_file_with_marker_is_overwritten(tmp_path):
     assert "edited by hand" not in (out / "README.md").read_text()
 
 
-def test_output_directory_is_created_with_parents(tmp_path):
-    out = tmp_path / "a" / "b" / "site"
+def test_output_directory_is_created_but_never_its_parents(tmp_path):
+    # the folder rule of every writer (recipecli.safe_write.check_parent): DIR is created, the
+    # directory above it must exist; the same one-line message as convert, report, inspect
+    missing = tmp_path / "a" / "b" / "site"
+    proc = run_cli("docs", "llama3.1-8b-eagle3", "-o", str(missing), "--checkpoints", "none")
+    assert proc.returncode == 2
+    assert proc.stderr.splitlines() == [
+        f"recipecli: error: {missing}: cannot write -o DIR: directory {missing.parent} does not "
+        f"exist — give another -o DIR or create {missing.parent} first"
+    ]
+    assert not (tmp_path / "a").exists()
+    out = tmp_path / "site"
     proc = run_cli("docs", "llama3.1-8b-eagle3", "-o", str(out), "--checkpoints", "none")
     assert proc.returncode == 0, proc.stderr
     assert sorted(p.name for p in out.iterdir()) == [

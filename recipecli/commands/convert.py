@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import signal
-
 import click
 
 from recipecli.errors import EXIT_OK
@@ -29,6 +27,13 @@ def _bool(value: str | None) -> bool | None:
     default=None,
     help="Target model (dir, snapshot or repo id): the speculators verifier, the --embed drop proof, "
     "and a post-write `check`.",
+)
+@click.option(
+    "--verifier",
+    default=None,
+    metavar="NAME",
+    help="speculators_config.verifier.name_or_path to write: the target's repo id (default: "
+    "from --target; a local --target needs it unless its config names the repo) or a path.",
 )
 @click.option(
     "--aux-ids", default=None, help="Aux layer ids, e.g. 1,23,44 (needs --aux-id-convention)."
@@ -64,7 +69,8 @@ def _bool(value: str | None) -> bool | None:
 @click.option(
     "--force",
     is_flag=True,
-    help="Overwrite OUT; accept tokenspeed-unservable eagle3 output, flag conflicts, check errors.",
+    help="Replace OUT when it is a previous convert output (only its files); accept "
+    "tokenspeed-unservable eagle3 output, flag conflicts, check errors.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document: every mapping.")
 def command(
@@ -72,6 +78,7 @@ def command(
     out,
     to,
     target,
+    verifier,
     aux_ids,
     aux_id_convention,
     norm_before_residual,
@@ -85,7 +92,8 @@ def command(
 
     DRAFT is a local directory (safetensors, single or sharded, or pytorch_model.bin). OUT is
     written to a temporary directory, verified bit for bit against DRAFT, and only then renamed
-    into place. Refuses (exit 2) whatever would lose or invent information.
+    into place; its directory must exist, and OUT is never DRAFT, the target, a folder holding
+    them or inside them. Refuses (exit 2) whatever would lose or invent information.
 
     \b
     Examples:
@@ -104,23 +112,18 @@ def command(
         embed=embed,
         max_shard_size=parse_size(max_shard_size),
         force=force,
+        verifier=verifier,
     )
 
-    def _term(signum, frame):  # SIGTERM cleans up like Ctrl-C: no OUT, no temp dir
-        raise KeyboardInterrupt
-
-    old = signal.signal(signal.SIGTERM, _term)
-    try:
-        res = convert(
-            draft,
-            out,
-            opts,
-            target=target,
-            progress=True,
-            log=lambda msg: click.echo(f"recipecli: {msg}", err=True),
-        )
-    finally:
-        signal.signal(signal.SIGTERM, old)
+    # convert() turns SIGTERM/SIGHUP into KeyboardInterrupt: no OUT, no temp dir is left
+    res = convert(
+        draft,
+        out,
+        opts,
+        target=target,
+        progress=True,
+        log=lambda msg: click.echo(f"recipecli: {msg}", err=True),
+    )
     if as_json:
         emit_json(res.to_dict())
     else:

@@ -53,8 +53,9 @@ def command(recipes, bundled, out_dir, engine, check, checkpoints, templates, as
     """Generate documentation pages for RECIPE_OR_DIR… (recipe files, bundled names or
     directories of *.yaml recipes).
 
-    Writes README.md, models-<engine>.md and <recipe>.md into DIR (created when missing); the
-    output is deterministic (a second run changes no byte). Generated pages that no recipe
+    Writes README.md, models-<engine>.md and <recipe>.md into DIR (created when missing; the
+    directory above it must exist); the output is deterministic (a second run changes no
+    byte). Generated pages that no recipe
     produces any more are deleted; a file without the generated-page marker is never
     overwritten (exit 2). Exit 0 ok, 1 under --check when some file is missing or stale,
     2 bad input.
@@ -72,7 +73,11 @@ def command(recipes, bundled, out_dir, engine, check, checkpoints, templates, as
     loaded = collect_recipes(recipes, bundled=bundled)
     engines = ("vllm", "tokenspeed") if engine == "all" else (engine,)
     pages = generate(loaded, out_dir, DocsOptions(engines, checkpoints, templates))
-    result = sync(pages, out_dir, check=check)
+    inputs = [(f"the recipe directory {r}", r) for r in recipes if Path(r).is_dir()]
+    inputs += [(f"the recipe {r.path}", r.path) for r in loaded]
+    if templates:
+        inputs.append((f"the --templates folder {templates}", templates))
+    result = sync(pages, out_dir, check=check, inputs=inputs)
     out = Path(out_dir)
     missing = [str(out / n) for n in result.missing]
     stale = [str(out / n) for n in result.stale]

@@ -21,9 +21,10 @@ COMPACT_JSON_TENSORS = 5000
 @click.option(
     "--save-metadata",
     "save_metadata",
-    type=click.Path(dir_okay=False, writable=True),
+    type=click.Path(dir_okay=False),
     default=None,
-    help="Write a self-contained snapshot (config, tensor table, small tensor values) to FILE.",
+    help="Write a self-contained snapshot (config, tensor table, small tensor values) to FILE "
+    "(its directory must exist; never SOURCE or a file in it; replaces only a previous snapshot).",
 )
 def command(source: str, revision: str | None, as_json: bool, save_metadata: str | None) -> int:
     """Summarise a checkpoint from config.json and safetensors headers, never the weights.
@@ -40,11 +41,18 @@ def command(source: str, revision: str | None, as_json: bool, save_metadata: str
     from recipecli.checkpoint import open_checkpoint
     from recipecli.checkpoint.snapshot import dumps_snapshot, snapshot_dict
     from recipecli.inspect import format_summary, summarize, tensor_table, tensor_table_json
+    from recipecli.safe_write import SNAPSHOT, checkpoint_inputs, path_inputs, prepare_file
 
+    where = {"what": "--save-metadata file", "noun": "--save-metadata path", "kind": SNAPSHOT}
+    label = f"SOURCE {source}"
+    if save_metadata:  # refuse a bad FILE before any work (checked again when written)
+        prepare_file(save_metadata, inputs=path_inputs(label, source), **where)
     ck = open_checkpoint(source, revision)
     summary = summarize(ck)
     if save_metadata:
-        atomic_write_text(save_metadata, dumps_snapshot(snapshot_dict(ck)))
+        inputs = checkpoint_inputs(ck, label)
+        text = dumps_snapshot(snapshot_dict(ck))
+        atomic_write_text(save_metadata, text, inputs=inputs, **where)
         click.echo(f"snapshot written to {save_metadata}", err=True)
     if as_json:
         if len(ck.tensors) > COMPACT_JSON_TENSORS:

@@ -1,4 +1,5 @@
-"""`recipecli report`: the A/B table of seed 000 from `vllm bench serve --save-result` files.
+"""`recipecli report`: the A/B table of a `vllm bench serve --save-result` comparison (the
+layout of the benchmark in vLLM PR #47391) from its result files.
 
 Only parses options and calls :mod:`recipecli.report`; see docs/report.md.
 """
@@ -14,11 +15,11 @@ from recipecli.findings import has_errors
 from recipecli.output import atomic_write_bytes, atomic_write_text, emit_json, to_jsonable
 from recipecli.report import (
     DEFAULT_LABELS,
-    check_output_file,
     load_report,
     plot_png,
     render_markdown,
 )
+from recipecli.safe_write import prepare_file
 
 
 def _parse_labels(text: str | None) -> tuple[str, str]:
@@ -30,6 +31,43 @@ def _parse_labels(text: str | None) -> tuple[str, str]:
             f"--labels takes two comma-separated names, e.g. Baseline,'This PR'; got {text!r}"
         )
     return parts[0], parts[1]
+
+
+def _roles(base, cand, eval_a, eval_b) -> list[tuple[str, str]]:
+    return [
+        *(("baseline bench file", p) for p in base),
+        *(("candidate bench file", p) for p in cand),
+        *(("--eval-a file", p) for p in eval_a),
+        *(("--eval-b file", p) for p in eval_b),
+    ]
+
+
+def _outputs(output: str | None, plot: str | None) -> dict[str, dict]:
+    """-o and --plot as {path: safe_write keywords} (what they are called, what they write)."""
+    import os
+
+    from recipecli.safe_write import PLOT, REPORT
+
+    out: dict[str, dict] = {}
+    if plot:
+        out[plot] = {"what": "--plot file", "noun": "--plot path", "kind": PLOT}
+    if output:
+        if plot and os.path.realpath(output) == os.path.realpath(plot):
+            raise UsageError(
+                "-o and --plot name the same file", path=output, hint="give them different paths"
+            )
+        out[output] = {"what": "-o file", "noun": "-o path", "kind": REPORT}
+    return out
+
+
+def _input_list(
+    read: list[tuple[str, str]], outputs: dict[str, dict], this: str
+) -> list[tuple[str, str]]:
+    """The files report reads, as (role, path), and the other output of this run, as
+    safe_write inputs of the output ``this``."""
+    inputs = [(f"the {role} {p}", p) for role, p in dict.fromkeys(read)]
+    inputs += [(f"the {w['what']} {p} of this run", p) for p, w in outputs.items() if p != this]
+    return inputs
 
 
 @click.command("report")
@@ -120,9 +158,10 @@ def command(
             "need a baseline and a candidate bench file",
             hint="recipecli report BASELINE.json CANDIDATE.json, or -a FILE -b FILE",
         )
-    for path, option in ((output, "-o"), (plot, "--plot")):
-        if path:
-            check_output_file(path, option)
+    given = _roles(base, cand, eval_a, eval_b)
+    outputs = _outputs(output, plot)
+    for path, where in outputs.items():  # refuse a bad -o/--plot before any work
+        prepare_file(path, inputs=_input_list(given, outputs, path), **where)
     report = load_report(
         base,
         cand,
@@ -133,17 +172,24 @@ def command(
         allow_different_workloads=allow_different_workloads,
     )
     as_json = as_json or fmt == "json"
+    read = [*_roles(report.baseline_files, report.candidate_files, *report.eval_files), *given]
     if plot:
-        atomic_write_bytes(plot, plot_png(report, name=plot))
+        png = plot_png(report, name=plot)
+        atomic_write_bytes(plot, png, inputs=_input_list(read, outputs, plot), **outputs[plot])
         click.echo(f"recipecli: wrote {plot}", err=True)
     if output:
         if as_json:
             text = json.dumps(to_jsonable(report), indent=2, ensure_ascii=False) + "\n"
         else:
             text = render_markdown(report)
-        atomic_write_text(output, text)
-        # stdout stays empty: say the findings (also in the file) once, on stderr.
+        atomic_write_text(
+            output, text, inputs=_input_list(read, outputs, output), **outputs[output]
+        )
+        # stdout stays empty: say the errors and warnings (also in the file) once, on stderr;
+        # the info notes are only in the file.
         for finding in report.findings:
+            if finding.severity == "info":
+                continue
             click.echo(f"recipecli: {finding.severity}: {finding.message}", err=True)
     elif as_json:  # the findings are in the document
         emit_json(report)
