@@ -138,8 +138,10 @@ def command(
     """Compare baseline and candidate `vllm bench serve --save-result` runs.
 
     Give BASELINE CANDIDATE, or -a FILE / -b FILE (each repeatable, quoted globs allowed) for
-    repeated runs: cells then show the mean and the min-max. Exit 0 ok, 1 a run had failed
-    requests (said under Notes, or on stderr with -o), 2 unusable input (an unusable run:
+    repeated runs: cells then show the mean and the min-max, and each change its 95% interval
+    (it is called an improvement or a regression only when significant). Notes flag collapsed
+    or confounded acceptance, failed requests, differing settings and TTFT/TPOT trade-offs.
+    Exit 0 ok, 1 a run had failed requests (said under Notes, or on stderr with -o), 2 unusable input (an unusable run:
     duration <= 0, nothing completed, zero throughput), different workloads, or an -o/--plot
     path that cannot be written.
 
@@ -179,7 +181,8 @@ def command(
         click.echo(f"recipecli: wrote {plot}", err=True)
     if output:
         if as_json:
-            text = json.dumps(to_jsonable(report), indent=2, ensure_ascii=False) + "\n"
+            doc = to_jsonable(report)  # strict JSON: non-finite floats are null
+            text = json.dumps(doc, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
         else:
             text = render_markdown(report)
         atomic_write_text(
