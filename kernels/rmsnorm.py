@@ -2,8 +2,20 @@
 
 Each entry point runs recipecli's Triton kernel when :func:`~.rmsnorm_guards.recipecli_guard`
 passes and the plain torch reference (:mod:`.rmsnorm_ref`) otherwise, writing into the same
-outputs either way. ``N == 0`` returns at once and never launches (engine-facts §6/§7: zero-row
-launches fail with "invalid configuration argument").
+outputs either way. ``N == 0`` returns at once and never launches (a zero-size grid is an
+"invalid configuration argument" on CUDA).
+
+Eager cost: the guard's verdict and the kernel's launch parameters are computed once per
+(shapes, strides, dtypes, devices, convention) and cached (:data:`_PLANS`); a later call with the
+same description costs a dict lookup, the output allocation and the direct launch of the compiled
+kernel (:class:`~.rmsnorm_triton.Launch`). The grouped kernel takes up to eight separate weights
+as pointers, so a list of ``fc_norm`` weights is never stacked.
+
+torch.compile / CUDA graphs: the two ops are registered with ``torch.library`` as
+``torch.ops.recipecli.dual_rmsnorm_concat`` and ``torch.ops.recipecli.grouped_rmsnorm`` (a
+``triton_op`` on CUDA, so Inductor sees the Triton kernel; a ``custom_op`` with a fake
+implementation under the CPU interpreter). While Dynamo traces, the Python entry points call
+those ops, so a compiled function that calls :func:`dual_rmsnorm_concat` has no graph break.
 
 Triton is imported only when the kernel actually runs, so this module works without it.
 
@@ -22,17 +34,53 @@ from typing import Any
 import torch
 
 from .rmsnorm_guards import recipecli_guard
-from .rmsnorm_ref import _check_convention, rmsnorm_ref
+from .rmsnorm_ref import CONVENTION_NAMES, _check_convention, rmsnorm_ref
 
 PATH_TRITON = "triton"
 PATH_REFERENCE = "reference"
 PATH_EMPTY = "empty"
+
+#: Cached (plan, reasons) per tensor description: plan is a Launch, or None = reference path.
+_PLANS: dict[tuple, tuple[Any, list[str]]] = {}
+_PLANS_MAX = 4096
+
+_compiling = torch.compiler.is_compiling
 
 
 def _kernels():
     from . import rmsnorm_triton
 
     return rmsnorm_triton
+
+
+def _desc(t: torch.Tensor) -> tuple:
+    return (t.shape, t.stride(), t.dtype, t.device)
+
+
+def _remember(key: tuple, value: tuple[Any, list[str]]) -> tuple[Any, list[str]]:
+    if len(_PLANS) >= _PLANS_MAX:
+        _PLANS.clear()
+    _PLANS[key] = value
+    return value
+
+
+def clear_cache() -> None:
+    """Forget every cached guard verdict and launch plan (e.g. after changing tuning tables)."""
+    _PLANS.clear()
+
+
+def _dual_plan(a, b, w1, w2, out1, out2, o2_off: int, convention: str, key: tuple):
+    ok, reasons = recipecli_guard([a, b], [w1, w2], [out1, out2])
+    if ok and (not w1.is_contiguous() or not w2.is_contiguous()):
+        ok, reasons = False, ["a weight is not contiguous"]
+    plan = None
+    if ok:
+        K = _kernels()
+        n, d1, d2 = a.shape[0], a.shape[1], b.shape[1]
+        strides = (a.stride(0), b.stride(0), out1.stride(0), out2.stride(0))
+        plan = K.dual_plan(n, d1, d2, strides, o2_off, a.element_size(), a.get_device(),
+                           convention=convention)  # fmt: skip
+    return _remember(key, (plan, reasons))
 
 
 def dual_rmsnorm_concat(
@@ -67,29 +115,77 @@ def dual_rmsnorm_concat(
     Raises:
         ValueError: unknown convention, or ``out`` of the wrong shape.
     """
-    _check_convention(convention)
+    if convention not in CONVENTION_NAMES:
+        _check_convention(convention)
+    if _compiling() and not return_path:
+        res = torch.ops.recipecli.dual_rmsnorm_concat(a, b, w1, w2, eps1, eps2, convention)
+        if out is None:
+            return res
+        d1 = a.shape[-1]
+        if isinstance(out, torch.Tensor):
+            return out.copy_(res)
+        out[0].copy_(res[:, :d1])
+        out[1].copy_(res[:, d1:])
+        return out
     n, d1, d2 = a.shape[0], a.shape[-1], b.shape[-1]
-    if out is None:
-        out = torch.empty((n, d1 + d2), dtype=a.dtype, device=a.device)
-    if isinstance(out, torch.Tensor):
-        if tuple(out.shape) != (n, d1 + d2):
+    if out is None or isinstance(out, torch.Tensor):
+        if out is None:
+            out = torch.empty((n, d1 + d2), dtype=a.dtype, device=a.device)
+            okey = None
+        elif tuple(out.shape) != (n, d1 + d2):
             raise ValueError(f"out must be [{n}, {d1 + d2}], got {tuple(out.shape)}")
+        else:
+            okey = _desc(out)
         result: Any = out
+        if n == 0:
+            return (result, PATH_EMPTY, []) if return_path else result
+        key = (_desc(a), _desc(b), _desc(w1), _desc(w2), okey, convention)
+        hit = _PLANS.get(key)
+        if hit is None:
+            o1, o2 = out[:, :d1], out[:, d1:]
+            hit = _dual_plan(a, b, w1, w2, o1, o2, d1, convention, key)
+        plan, reasons = hit
+        if plan is not None:
+            plan((a, b, w1, w2, out, out), (eps1, eps2))
+            return (result, PATH_TRITON, reasons) if return_path else result
         out1, out2 = out[:, :d1], out[:, d1:]
     else:
         out1, out2 = out
         result = (out1, out2)
-    if n == 0:
-        return (result, PATH_EMPTY, []) if return_path else result
-    ok, reasons = recipecli_guard([a, b], [w1, w2], [out1, out2])
+        if n == 0:
+            return (result, PATH_EMPTY, []) if return_path else result
+        key = (_desc(a), _desc(b), _desc(w1), _desc(w2), _desc(out1), _desc(out2), convention)
+        hit = _PLANS.get(key) or _dual_plan(a, b, w1, w2, out1, out2, 0, convention, key)
+        plan, reasons = hit
+        if plan is not None:
+            plan((a, b, w1, w2, out1, out2), (eps1, eps2))
+            return (result, PATH_TRITON, reasons) if return_path else result
+    out1.copy_(rmsnorm_ref(a, w1, eps1, convention))
+    out2.copy_(rmsnorm_ref(b, w2, eps2, convention))
+    return (result, PATH_REFERENCE, reasons) if return_path else result
+
+
+def _grouped_plan(x, ws, out, k: int, h: int, convention: str, key: tuple):
+    chunks = [x[:, i * h : (i + 1) * h] for i in range(k)]
+    out_chunks = [out[:, i * h : (i + 1) * h] for i in range(k)]
+    weights = list(ws) if isinstance(ws, torch.Tensor) else ws
+    ok, reasons = recipecli_guard(chunks, weights, out_chunks)
+    stacked = isinstance(ws, torch.Tensor)
     if ok:
-        _kernels().dual_rmsnorm_launch(a, b, w1, w2, eps1, eps2, out1, out2, convention=convention)
-        path = PATH_TRITON
-    else:
-        out1.copy_(rmsnorm_ref(a, w1, eps1, convention))
-        out2.copy_(rmsnorm_ref(b, w2, eps2, convention))
-        path = PATH_REFERENCE
-    return (result, path, reasons) if return_path else result
+        if stacked and h > 1 and ws.stride(1) != 1:
+            ok, reasons = False, ["the stacked weights' last dim is not contiguous"]
+        elif not stacked and (
+            len(ws) > _kernels().MAX_CHUNKS
+            or any(not w.is_contiguous() or w.dtype != ws[0].dtype for w in ws)
+        ):
+            ok, reasons = False, ["separate weights must be contiguous, of one dtype, at most 8"]
+    plan = None
+    if ok:
+        plan = _kernels().grouped_plan(
+            x.shape[0], k, h, (x.stride(0), out.stride(0)), ws.stride(0) if stacked else h,
+            stacked, x.element_size(), x.get_device(), convention=convention,
+        )  # fmt: skip
+    return _remember(key, (plan, reasons))
 
 
 def grouped_rmsnorm(
@@ -103,13 +199,13 @@ def grouped_rmsnorm(
 ) -> Any:
     """Normalise each of the k chunks of ``x`` with its own weight (Eagle 3.1 ``fc_norm``), one launch.
 
-    tokenspeed fuses these in pairs plus one lone launch for an odd k (seed 004); this runs any
-    k >= 1 in a single launch.
+    lightseekorg/tokenspeed PR #837 fuses these in pairs (``FusedRMSNorm``) plus one lone launch
+    for an odd k; this runs any k >= 1 in a single launch.
 
     Args:
         x: [N, k*H] fp16/bf16/fp32, last dim contiguous (rows may be strided).
-        weights: a [k, H] tensor or k tensors of [H] (stacked here: one small copy; pass a
-            pre-stacked tensor on hot paths).
+        weights: a [k, H] tensor, or k tensors of [H] (up to 8 are passed to the kernel as
+            separate pointers: nothing is stacked or copied).
         eps: shared epsilon (``rms_norm_eps``).
         out: optional [N, k*H] output (may be a view); a new tensor when None.
         convention: ``"hf"`` or ``"fp32_weight"``.
@@ -121,27 +217,145 @@ def grouped_rmsnorm(
     Raises:
         ValueError: unknown convention, or widths that are not k chunks of H.
     """
-    _check_convention(convention)
-    w = weights if isinstance(weights, torch.Tensor) else torch.stack(list(weights))
-    if w.dim() != 2 or w.shape[0] < 1 or x.shape[-1] != w.shape[0] * w.shape[1]:
-        raise ValueError(
-            f"x {tuple(x.shape)} is not k={w.shape[0]} chunks of the weights' width {w.shape[-1]}"
-        )
-    k, h = w.shape
+    if convention not in CONVENTION_NAMES:
+        _check_convention(convention)
+    stacked = isinstance(weights, torch.Tensor)
+    ws = weights if stacked else tuple(weights)
+    if stacked:
+        if ws.dim() != 2 or ws.shape[0] < 1:
+            raise ValueError(f"weights must be [k, H] or k tensors of [H], got {tuple(ws.shape)}")
+        k, h = ws.shape
+    else:
+        k, h = len(ws), (ws[0].shape[-1] if ws else 0)
+    if k < 1 or x.shape[-1] != k * h:
+        raise ValueError(f"x {tuple(x.shape)} is not k={k} chunks of the weights' width {h}")
+    if _compiling() and not return_path:
+        w = ws if stacked else torch.stack(list(ws))
+        res = torch.ops.recipecli.grouped_rmsnorm(x, w, eps, convention)
+        return res if out is None else out.copy_(res)
     if out is None:
         out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+        okey = None
     elif tuple(out.shape) != tuple(x.shape):
         raise ValueError(f"out must be {tuple(x.shape)}, got {tuple(out.shape)}")
+    else:
+        okey = _desc(out)
     if x.shape[0] == 0:
         return (out, PATH_EMPTY, []) if return_path else out
+    wkey = _desc(ws) if stacked else tuple(map(_desc, ws))
+    key = (_desc(x), wkey, okey, convention)
+    hit = _PLANS.get(key) or _grouped_plan(x, ws, out, k, h, convention, key)
+    plan, reasons = hit
+    if plan is not None:
+        if stacked:
+            plan((x, out, ws, ws, ws, ws, ws, ws, ws, ws), (eps,))
+        else:
+            plan((x, out, *ws, *(ws[0],) * (8 - k)), (eps,))
+        return (out, PATH_TRITON, reasons) if return_path else out
+    for i in range(k):
+        out[:, i * h : (i + 1) * h].copy_(
+            rmsnorm_ref(x[:, i * h : (i + 1) * h], ws[i], eps, convention)
+        )
+    return (out, PATH_REFERENCE, reasons) if return_path else out
+
+
+# ---------------------------------------------------------------- torch.library registration
+
+
+def _dual_impl(
+    a: torch.Tensor, b: torch.Tensor, w1: torch.Tensor, w2: torch.Tensor, eps1: float, eps2: float,
+    convention: str,
+) -> torch.Tensor:  # fmt: skip
+    return dual_rmsnorm_concat(a, b, w1, w2, eps1, eps2, convention=convention)
+
+
+def _grouped_impl(
+    x: torch.Tensor, weights: torch.Tensor, eps: float, convention: str
+) -> torch.Tensor:
+    return grouped_rmsnorm(x, weights, eps, convention=convention)
+
+
+def _traceable_dual(
+    a: torch.Tensor, b: torch.Tensor, w1: torch.Tensor, w2: torch.Tensor, eps1: float, eps2: float,
+    convention: str,
+) -> torch.Tensor:  # fmt: skip
+    """Body of the ``triton_op``: the kernel through ``wrap_triton`` (Inductor traces it)."""
+    from torch.library import wrap_triton
+
+    n, d1, d2 = a.shape[0], a.shape[-1], b.shape[-1]
+    out = torch.empty((n, d1 + d2), dtype=a.dtype, device=a.device)
+    ok, _ = recipecli_guard([a, b], [w1, w2]) if a.dim() == 2 and b.dim() == 2 else (False, [])
+    if not ok or n == 0 or not w1.is_contiguous() or not w2.is_contiguous():
+        if n:
+            out[:, :d1].copy_(rmsnorm_ref(a, w1, eps1, convention))
+            out[:, d1:].copy_(rmsnorm_ref(b, w2, eps2, convention))
+        return out
+    K = _kernels()
+    p = K.dual_plan(n, d1, d2, (a.stride(0), b.stride(0), d1 + d2, d1 + d2), d1,
+                    a.element_size(), -1, convention=convention, pdl=False)  # fmt: skip
+    consts = dict(p.consts, PDL=False)
+    wrap_triton(K._dual_rmsnorm_kernel)[(p.grid0,)](
+        a, b, w1, w2, out, out, *p.static, float(eps1), float(eps2), **consts, num_warps=p.num_warps
+    )
+    return out
+
+
+def _traceable_grouped(
+    x: torch.Tensor, weights: torch.Tensor, eps: float, convention: str
+) -> torch.Tensor:
+    from torch.library import wrap_triton
+
+    k, h = weights.shape
+    n = x.shape[0]
+    out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
     chunks = [x[:, i * h : (i + 1) * h] for i in range(k)]
-    out_chunks = [out[:, i * h : (i + 1) * h] for i in range(k)]
-    ok, reasons = recipecli_guard(chunks, list(w), out_chunks)
-    if ok:
-        _kernels().grouped_rmsnorm_launch(x, w, eps, out, convention=convention)
-        path = PATH_TRITON
-    else:
-        for c, wi, o in zip(chunks, w, out_chunks, strict=True):
-            o.copy_(rmsnorm_ref(c, wi, eps, convention))
-        path = PATH_REFERENCE
-    return (out, path, reasons) if return_path else out
+    ok, _ = recipecli_guard(chunks, list(weights)) if x.dim() == 2 else (False, [])
+    if not ok or n == 0 or (h > 1 and weights.stride(1) != 1):
+        for i in range(k if n else 0):
+            out[:, i * h : (i + 1) * h].copy_(rmsnorm_ref(chunks[i], weights[i], eps, convention))
+        return out
+    K = _kernels()
+    p = K.grouped_plan(n, k, h, (x.stride(0), k * h), weights.stride(0), True, x.element_size(),
+                       -1, convention=convention, pdl=False)  # fmt: skip
+    consts = dict(p.consts, PDL=False)
+    wrap_triton(K._grouped_rmsnorm_kernel)[(p.grid0,)](
+        x, out, *(weights,) * 8, *p.static, float(eps), **consts, num_warps=p.num_warps
+    )
+    return out
+
+
+def _register() -> str:
+    """Register ``recipecli::dual_rmsnorm_concat`` and ``recipecli::grouped_rmsnorm``.
+
+    Returns ``"triton_op"`` (Inductor sees the kernel), ``"custom_op"`` (opaque op with a fake
+    implementation: CPU interpreter, or a torch without ``triton_op``) or ``"none"``.
+    """
+    if hasattr(torch.ops, "recipecli") and hasattr(torch.ops.recipecli, "dual_rmsnorm_concat"):
+        return "existing"
+    lib = torch.library
+    try:
+        from .rmsnorm_guards import interpreter_enabled, triton_available
+
+        if not triton_available() or interpreter_enabled() or not hasattr(lib, "triton_op"):
+            raise ImportError
+        lib.triton_op("recipecli::dual_rmsnorm_concat", mutates_args=())(_traceable_dual)
+        lib.triton_op("recipecli::grouped_rmsnorm", mutates_args=())(_traceable_grouped)
+        return "triton_op"
+    except ImportError:
+        pass
+    d = lib.custom_op("recipecli::dual_rmsnorm_concat", mutates_args=())(_dual_impl)
+    g = lib.custom_op("recipecli::grouped_rmsnorm", mutates_args=())(_grouped_impl)
+
+    @d.register_fake
+    def _(a, b, w1, w2, eps1, eps2, convention):
+        return a.new_empty((a.shape[0], a.shape[-1] + b.shape[-1]))
+
+    @g.register_fake
+    def _(x, weights, eps, convention):
+        return x.new_empty(x.shape)
+
+    return "custom_op"
+
+
+#: How the ops were registered: ``"triton_op"``, ``"custom_op"`` or ``"existing"``.
+OP_REGISTRATION: str = _register()

@@ -66,13 +66,17 @@ def describe(t: Any) -> TensorDesc:
     """A :class:`TensorDesc` of a torch tensor (a ``TensorDesc`` is returned unchanged)."""
     if isinstance(t, TensorDesc):
         return t
+    try:  # fake tensors (torch.compile tracing) and meta tensors have no data pointer
+        ptr_mod16 = int(t.data_ptr() % 16) if t.device.type != "meta" else 0
+    except (RuntimeError, NotImplementedError):
+        ptr_mod16 = 0
     return TensorDesc(
         shape=tuple(int(s) for s in t.shape),
         strides=tuple(int(s) for s in t.stride()),
         dtype=str(t.dtype).removeprefix("torch."),
         device=t.device.type,
         itemsize=int(t.element_size()),
-        ptr_mod16=int(t.data_ptr() % 16) if t.device.type != "meta" else 0,
+        ptr_mod16=ptr_mod16,
     )
 
 

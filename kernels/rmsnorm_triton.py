@@ -4,23 +4,35 @@ These are the raw launchers: they check nothing beyond what they need to compute
 them through :mod:`recipecli.kernels.rmsnorm` (guarded, with the torch reference as fallback)
 unless you have already checked :func:`recipecli.kernels.rmsnorm_guards.recipecli_guard`.
 
-What the kernels compute (engine-facts §7): per row, ``rstd = 1 / sqrt(sum(x^2) / W + eps)``
-accumulated in fp32 over the true width ``W`` (masked lanes load 0), then either
+What the kernels compute: per row, ``rstd = 1 / sqrt(sum(x^2) / W + eps)`` accumulated in fp32
+over the true width ``W`` (masked lanes load 0), then either
 
-* ``"hf"`` (HF ``LlamaRMSNorm``, vLLM native): ``y = cast(cast(x * rstd, x.dtype) * w, out.dtype)``
-* ``"fp32_weight"`` (FlashInfer / tokenspeed ``FusedRMSNorm``): ``y = cast(x * rstd * w, out.dtype)``
+* ``"hf"`` (HF transformers ``LlamaRMSNorm.forward``, vLLM's native ``RMSNorm``):
+  ``y = cast(cast(x * rstd, x.dtype) * w, out.dtype)``
+* ``"fp32_weight"`` (FlashInfer ``rmsnorm``, tokenspeed ``FusedRMSNorm`` of
+  lightseekorg/tokenspeed PR #837): ``y = cast(x * rstd * w, out.dtype)``
 
 ``rstd`` uses IEEE round-to-nearest sqrt and division (``sqrt_rn``/``div_rn``), like torch's CPU
 ``rsqrt``. Under Triton's CPU interpreter (``TRITON_INTERPRET=1``, read when this module is
-imported) the fp32 -> bf16 cast truncates (§7), so the kernels then round to nearest-even by hand.
+imported) the fp32 -> bf16 cast truncates (Triton's interpreter converts through numpy), so the
+kernels then round to nearest-even by hand.
 
 Layout: one program normalises ``ROWS`` rows of one segment (one of the two inputs, or one of the
-``k`` chunks); a 1-D grid of ``cdiv(N, ROWS) * segments`` programs, segment index fastest by default
-(``SEG_MAJOR``) so consecutive programs stream consecutive memory. Rows may be strided; the last dimension must
-be contiguous. ``N == 0`` never launches. On GPUs of compute capability >= 9 the kernels are
-launched with programmatic dependent launch (:data:`USE_PDL`): each waits (``gdc_wait``) for the
-previous grid before touching memory, so only launch latency overlaps.
+``k`` chunks); a 1-D grid of ``cdiv(N, ROWS) * segments`` tiles, segment index fastest by default
+(``SEG_MAJOR``) so consecutive programs stream consecutive memory. A row is read either as one
+tile of ``BLOCK`` (+ ``TAIL``) lanes held in registers, or (``CHUNK > 0``) in a looped two-pass
+reduction: pass 1 sums squares chunk by chunk, pass 2 re-reads each chunk (from L2) and writes
+it. ``PERSISTENT`` launches at most a few programs per multiprocessor that loop over the tiles.
+Rows may be strided; the last dimension must be contiguous. ``N == 0`` never launches. On GPUs of
+compute capability >= 9 the kernels are launched with programmatic dependent launch
+(:data:`USE_PDL`): each waits (``gdc_wait``) for the previous grid before touching memory.
 
+Launch cost: the first call of each specialisation goes through Triton's ``kernel[grid](...)``;
+later calls with the same specialisation (dtypes, 16-byte alignment, integer properties Triton
+specialises on, constexprs) call the compiled kernel's launcher directly (:data:`FAST_LAUNCH`).
+
+Only triton is imported at module load (torch lazily, for CUDA queries), so the CPU interpreter
+path works on numpy-backed tensors (:mod:`recipecli.kernels.host_tensor`) without torch.
 Raises nothing itself; shape errors surface as ``ValueError`` from the launchers.
 """
 
@@ -28,8 +40,8 @@ from __future__ import annotations
 
 import functools
 import os
+from typing import Any
 
-import torch
 import triton
 import triton.language as tl
 
@@ -38,6 +50,9 @@ INTERPRETED: bool = os.environ.get("TRITON_INTERPRET", "0") == "1"
 
 #: Rounding conventions: name -> HF_ORDER constexpr.
 CONVENTIONS: dict[str, bool] = {"hf": True, "fp32_weight": False}
+
+#: Most chunks the grouped kernel takes as separate weight pointers (more: stack them first).
+MAX_CHUNKS = 8
 
 
 @triton.jit
@@ -52,25 +67,27 @@ def _to_out(y, dtype: tl.constexpr, RNE_BF16: tl.constexpr):
 
 
 @triton.jit
-def _rms_tile(
-    x_ptr,
-    w_ptr,
-    o_ptr,
-    row0,
-    n_rows,
-    stride_x,
-    stride_o,
-    width,
-    width_f,
-    eps,
-    ROWS: tl.constexpr,
-    BLOCK: tl.constexpr,
-    TAIL: tl.constexpr,
-    HF_ORDER: tl.constexpr,
-    RNE_BF16: tl.constexpr,
-    STORE_CS: tl.constexpr,
-):
-    """Normalise rows ``row0 .. row0+ROWS-1`` (masked by ``n_rows``) of one segment.
+def _normed(x, rstd, w, in_dtype: tl.constexpr, out_dtype: tl.constexpr, HF_ORDER: tl.constexpr,
+            RNE_BF16: tl.constexpr):  # fmt: skip
+    """``x * rstd`` times the weight in the chosen rounding convention, cast to ``out_dtype``."""
+    y = x * rstd[:, None]
+    if HF_ORDER:
+        y = _to_out(y, in_dtype, RNE_BF16).to(tl.float32) * w[None, :]
+    else:
+        y = y * w[None, :]
+    return _to_out(y, out_dtype, RNE_BF16)
+
+
+@triton.jit
+def _rstd(ssq, width_f, eps):
+    return tl.math.div_rn(1.0, tl.math.sqrt_rn(tl.math.div_rn(ssq, width_f) + eps))
+
+
+@triton.jit
+def _rms_tile(x_ptr, w_ptr, o_ptr, row0, n_rows, stride_x, stride_o, width, width_f, eps,
+              ROWS: tl.constexpr, BLOCK: tl.constexpr, TAIL: tl.constexpr, HF_ORDER: tl.constexpr,
+              RNE_BF16: tl.constexpr, STORE_CS: tl.constexpr):  # fmt: skip
+    """Normalise rows ``row0 .. row0+ROWS-1`` (masked by ``n_rows``) of one segment in registers.
 
     ``TAIL == 0``: one tile of BLOCK columns (masked by ``width``). ``TAIL > 0``: a full tile of
     BLOCK columns (BLOCK <= width) plus a tail tile of TAIL columns masked by ``width`` — e.g.
@@ -100,129 +117,185 @@ def _rms_tile(
             tl.float32
         )
         ssq += tl.sum(xt * xt, axis=1)
-    var = tl.math.div_rn(ssq, width_f)
-    rstd = tl.math.div_rn(1.0, tl.math.sqrt_rn(var + eps))
-    y = x * rstd[:, None]
-    if HF_ORDER:
-        y = _to_out(y, x_ptr.dtype.element_ty, RNE_BF16).to(tl.float32) * w[None, :]
-    else:
-        y = y * w[None, :]
-    y = _to_out(y, o_ptr.dtype.element_ty, RNE_BF16)
+    rstd = _rstd(ssq, width_f, eps)
+    in_dt: tl.constexpr = x_ptr.dtype.element_ty
+    out_dt: tl.constexpr = o_ptr.dtype.element_ty
+    y = _normed(x, rstd, w, in_dt, out_dt, HF_ORDER, RNE_BF16)
     tl.store(o_ptr + rows64[:, None] * stride_o + cols[None, :], y, mask=mask,
              cache_modifier=".cs" if STORE_CS else "")  # fmt: skip
     if TAIL > 0:
-        yt = xt * rstd[:, None]
-        if HF_ORDER:
-            yt = _to_out(yt, x_ptr.dtype.element_ty, RNE_BF16).to(tl.float32) * wt[None, :]
-        else:
-            yt = yt * wt[None, :]
-        yt = _to_out(yt, o_ptr.dtype.element_ty, RNE_BF16)
+        yt = _normed(xt, rstd, wt, in_dt, out_dt, HF_ORDER, RNE_BF16)
         tl.store(o_ptr + rows64[:, None] * stride_o + cols_t[None, :], yt, mask=mask_t,
                  cache_modifier=".cs" if STORE_CS else "")  # fmt: skip
 
 
 @triton.jit
+def _rms_loop(x_ptr, w_ptr, o_ptr, row0, n_rows, stride_x, stride_o, width, width_f, eps,
+              ROWS: tl.constexpr, CHUNK: tl.constexpr, HF_ORDER: tl.constexpr,
+              RNE_BF16: tl.constexpr, STORE_CS: tl.constexpr):  # fmt: skip
+    """The same rows as :func:`_rms_tile`, as a looped two-pass reduction over CHUNK columns.
+
+    Pass 1 accumulates ``x^2`` lane-wise over the chunks (loads hinted ``evict_last`` so pass 2
+    finds them in L2), pass 2 reloads each chunk (``evict_first``), scales and stores it. Fewer
+    registers per row than one tile of the whole row, so more rows are in flight per SM.
+    """
+    rows = row0 + tl.arange(0, ROWS)
+    rmask = rows < n_rows
+    rows64 = rows.to(tl.int64)
+    x_rows = x_ptr + rows64[:, None] * stride_x
+    o_rows = o_ptr + rows64[:, None] * stride_o
+    acc = tl.zeros([ROWS, CHUNK], dtype=tl.float32)
+    for c0 in range(0, width, CHUNK):
+        cols = c0 + tl.arange(0, CHUNK)
+        mask = rmask[:, None] & (cols < width)[None, :]
+        x = tl.load(x_rows + cols[None, :], mask=mask, other=0.0, eviction_policy="evict_last")
+        x = x.to(tl.float32)
+        acc += x * x
+    rstd = _rstd(tl.sum(acc, axis=1), width_f, eps)
+    in_dt: tl.constexpr = x_ptr.dtype.element_ty
+    out_dt: tl.constexpr = o_ptr.dtype.element_ty
+    for c0 in range(0, width, CHUNK):
+        cols = c0 + tl.arange(0, CHUNK)
+        cmask = cols < width
+        mask = rmask[:, None] & cmask[None, :]
+        x = tl.load(x_rows + cols[None, :], mask=mask, other=0.0, eviction_policy="evict_first")
+        w = tl.load(w_ptr + cols, mask=cmask, other=0.0, eviction_policy="evict_last")
+        y = _normed(x.to(tl.float32), rstd, w.to(tl.float32), in_dt, out_dt, HF_ORDER, RNE_BF16)
+        tl.store(o_rows + cols[None, :], y, mask=mask, cache_modifier=".cs" if STORE_CS else "")
+
+
+@triton.jit
+def _rms_rows(x_ptr, w_ptr, o_ptr, row0, n_rows, stride_x, stride_o, width, width_f, eps,
+              ROWS: tl.constexpr, BLOCK: tl.constexpr, TAIL: tl.constexpr, CHUNK: tl.constexpr,
+              HF_ORDER: tl.constexpr, RNE_BF16: tl.constexpr, STORE_CS: tl.constexpr):  # fmt: skip
+    if CHUNK > 0:
+        _rms_loop(x_ptr, w_ptr, o_ptr, row0, n_rows, stride_x, stride_o, width, width_f, eps,
+                  ROWS, CHUNK, HF_ORDER, RNE_BF16, STORE_CS)  # fmt: skip
+    else:
+        _rms_tile(x_ptr, w_ptr, o_ptr, row0, n_rows, stride_x, stride_o, width, width_f, eps,
+                  ROWS, BLOCK, TAIL, HF_ORDER, RNE_BF16, STORE_CS)  # fmt: skip
+
+
+@triton.jit
+def _dual_tile(t, a_ptr, b_ptr, w1_ptr, w2_ptr, o1_ptr, o2_ptr, n_rows, stride_a, stride_b,
+               stride_o1, stride_o2, d1, d2, d1_f, d2_f, eps1, eps2, ROWS: tl.constexpr,
+               BLOCK1: tl.constexpr, TAIL1: tl.constexpr, BLOCK2: tl.constexpr,
+               TAIL2: tl.constexpr, CHUNK: tl.constexpr, HF_ORDER: tl.constexpr,
+               RNE_BF16: tl.constexpr, SEG_MAJOR: tl.constexpr, STORE_CS: tl.constexpr):  # fmt: skip
+    if SEG_MAJOR:
+        seg = t % 2
+        row0 = (t // 2) * ROWS
+    else:
+        n_blocks = tl.cdiv(n_rows, ROWS)
+        seg = t // n_blocks
+        row0 = (t % n_blocks) * ROWS
+    if seg == 0:
+        _rms_rows(a_ptr, w1_ptr, o1_ptr, row0, n_rows, stride_a, stride_o1, d1, d1_f, eps1,
+                  ROWS, BLOCK1, TAIL1, CHUNK, HF_ORDER, RNE_BF16, STORE_CS)  # fmt: skip
+    else:
+        _rms_rows(b_ptr, w2_ptr, o2_ptr, row0, n_rows, stride_b, stride_o2, d2, d2_f, eps2,
+                  ROWS, BLOCK2, TAIL2, CHUNK, HF_ORDER, RNE_BF16, STORE_CS)  # fmt: skip
+
+
+@triton.jit
 def _dual_rmsnorm_kernel(
-    a_ptr,
-    b_ptr,
-    w1_ptr,
-    w2_ptr,
-    o1_ptr,
-    o2_ptr,
-    n_rows,
-    stride_a,
-    stride_b,
-    stride_o1,
-    stride_o2,
-    d1,
-    d2,
-    d1_f,
-    d2_f,
-    eps1,
-    eps2,
-    ROWS: tl.constexpr,
-    BLOCK1: tl.constexpr,
-    TAIL1: tl.constexpr,
-    BLOCK2: tl.constexpr,
-    TAIL2: tl.constexpr,
-    HF_ORDER: tl.constexpr,
-    RNE_BF16: tl.constexpr,
-    SEG_MAJOR: tl.constexpr,
-    STORE_CS: tl.constexpr,
-    PDL: tl.constexpr,
-):
+    a_ptr, b_ptr, w1_ptr, w2_ptr, o1_ptr, o2_ptr, n_rows, n_tiles, o2_off,
+    stride_a, stride_b, stride_o1, stride_o2, d1, d2, d1_f, d2_f, eps1, eps2,
+    ROWS: tl.constexpr, BLOCK1: tl.constexpr, TAIL1: tl.constexpr, BLOCK2: tl.constexpr,
+    TAIL2: tl.constexpr, CHUNK: tl.constexpr, HF_ORDER: tl.constexpr, RNE_BF16: tl.constexpr,
+    SEG_MAJOR: tl.constexpr, STORE_CS: tl.constexpr, PERSISTENT: tl.constexpr, PDL: tl.constexpr,
+):  # fmt: skip
     if PDL:  # programmatic dependent launch: wait for the previous grid, let the next one start
         tl.extra.cuda.gdc_wait()
         tl.extra.cuda.gdc_launch_dependents()
-    pid = tl.program_id(0)
+    o2_ptr += o2_off  # out2 may be given as out1's buffer plus d1 columns
+    if PERSISTENT:
+        for t in range(tl.program_id(0), n_tiles, tl.num_programs(0)):
+            _dual_tile(t, a_ptr, b_ptr, w1_ptr, w2_ptr, o1_ptr, o2_ptr, n_rows, stride_a,
+                       stride_b, stride_o1, stride_o2, d1, d2, d1_f, d2_f, eps1, eps2, ROWS,
+                       BLOCK1, TAIL1, BLOCK2, TAIL2, CHUNK, HF_ORDER, RNE_BF16, SEG_MAJOR,
+                       STORE_CS)  # fmt: skip
+    else:
+        _dual_tile(tl.program_id(0), a_ptr, b_ptr, w1_ptr, w2_ptr, o1_ptr, o2_ptr, n_rows,
+                   stride_a, stride_b, stride_o1, stride_o2, d1, d2, d1_f, d2_f, eps1, eps2,
+                   ROWS, BLOCK1, TAIL1, BLOCK2, TAIL2, CHUNK, HF_ORDER, RNE_BF16, SEG_MAJOR,
+                   STORE_CS)  # fmt: skip
+
+
+@triton.jit
+def _pick(c, w0, w1, w2, w3, w4, w5, w6, w7, stride_w, N_SEG: tl.constexpr,
+          STACKED: tl.constexpr):  # fmt: skip
+    """Chunk ``c``'s weight pointer: ``w0 + c*stride_w`` (one [k, H] tensor) or the c-th of w0..w7."""
+    if STACKED:
+        p = w0 + c * stride_w
+    else:
+        p = w0
+        if N_SEG > 1:
+            if c == 1:
+                p = w1
+        if N_SEG > 2:
+            if c == 2:
+                p = w2
+        if N_SEG > 3:
+            if c == 3:
+                p = w3
+        if N_SEG > 4:
+            if c == 4:
+                p = w4
+        if N_SEG > 5:
+            if c == 5:
+                p = w5
+        if N_SEG > 6:
+            if c == 6:
+                p = w6
+        if N_SEG > 7:
+            if c == 7:
+                p = w7
+    return p
+
+
+@triton.jit
+def _grouped_tile(t, x_ptr, o_ptr, w0, w1, w2, w3, w4, w5, w6, w7, n_rows, stride_x, stride_o,
+                  chunk_stride_x, chunk_stride_o, stride_w, width, width_f, eps,
+                  ROWS: tl.constexpr, BLOCK: tl.constexpr, TAIL: tl.constexpr,
+                  CHUNK: tl.constexpr, HF_ORDER: tl.constexpr, RNE_BF16: tl.constexpr,
+                  SEG_MAJOR: tl.constexpr, N_SEG: tl.constexpr, STACKED: tl.constexpr,
+                  STORE_CS: tl.constexpr):  # fmt: skip
     if SEG_MAJOR:
-        seg = pid % 2
-        row0 = (pid // 2) * ROWS
+        c = t % N_SEG  # c * chunk stride < k * H fits in 32 bits; rows use 64-bit offsets
+        row0 = (t // N_SEG) * ROWS
     else:
         n_blocks = tl.cdiv(n_rows, ROWS)
-        seg = pid // n_blocks
-        row0 = (pid % n_blocks) * ROWS
-    if seg == 0:
-        _rms_tile(a_ptr, w1_ptr, o1_ptr, row0, n_rows, stride_a, stride_o1, d1, d1_f, eps1,
-                  ROWS, BLOCK1, TAIL1, HF_ORDER, RNE_BF16, STORE_CS)  # fmt: skip
-    else:
-        _rms_tile(b_ptr, w2_ptr, o2_ptr, row0, n_rows, stride_b, stride_o2, d2, d2_f, eps2,
-                  ROWS, BLOCK2, TAIL2, HF_ORDER, RNE_BF16, STORE_CS)  # fmt: skip
+        c = t // n_blocks
+        row0 = (t % n_blocks) * ROWS
+    w_ptr = _pick(c, w0, w1, w2, w3, w4, w5, w6, w7, stride_w, N_SEG, STACKED)
+    _rms_rows(x_ptr + c * chunk_stride_x, w_ptr, o_ptr + c * chunk_stride_o, row0, n_rows,
+              stride_x, stride_o, width, width_f, eps, ROWS, BLOCK, TAIL, CHUNK, HF_ORDER,
+              RNE_BF16, STORE_CS)  # fmt: skip
 
 
 @triton.jit
 def _grouped_rmsnorm_kernel(
-    x_ptr,
-    w_ptr,
-    o_ptr,
-    n_rows,
-    stride_x,
-    stride_o,
-    chunk_stride_x,
-    chunk_stride_o,
-    stride_w,
-    width,
-    width_f,
-    eps,
-    ROWS: tl.constexpr,
-    BLOCK: tl.constexpr,
-    TAIL: tl.constexpr,
-    HF_ORDER: tl.constexpr,
-    RNE_BF16: tl.constexpr,
-    SEG_MAJOR: tl.constexpr,
-    N_SEG: tl.constexpr,
-    STORE_CS: tl.constexpr,
-    PDL: tl.constexpr,
-):
+    x_ptr, o_ptr, w0, w1, w2, w3, w4, w5, w6, w7, n_rows, n_tiles, stride_x, stride_o,
+    chunk_stride_x, chunk_stride_o, stride_w, width, width_f, eps,
+    ROWS: tl.constexpr, BLOCK: tl.constexpr, TAIL: tl.constexpr, CHUNK: tl.constexpr,
+    HF_ORDER: tl.constexpr, RNE_BF16: tl.constexpr, SEG_MAJOR: tl.constexpr, N_SEG: tl.constexpr,
+    STACKED: tl.constexpr, STORE_CS: tl.constexpr, PERSISTENT: tl.constexpr, PDL: tl.constexpr,
+):  # fmt: skip
     if PDL:  # see _dual_rmsnorm_kernel
         tl.extra.cuda.gdc_wait()
         tl.extra.cuda.gdc_launch_dependents()
-    pid = tl.program_id(0)
-    if SEG_MAJOR:
-        c = (pid % N_SEG).to(tl.int64)
-        row0 = (pid // N_SEG) * ROWS
+    if PERSISTENT:
+        for t in range(tl.program_id(0), n_tiles, tl.num_programs(0)):
+            _grouped_tile(t, x_ptr, o_ptr, w0, w1, w2, w3, w4, w5, w6, w7, n_rows, stride_x,
+                          stride_o, chunk_stride_x, chunk_stride_o, stride_w, width, width_f, eps,
+                          ROWS, BLOCK, TAIL, CHUNK, HF_ORDER, RNE_BF16, SEG_MAJOR, N_SEG, STACKED,
+                          STORE_CS)  # fmt: skip
     else:
-        n_blocks = tl.cdiv(n_rows, ROWS)
-        c = (pid // n_blocks).to(tl.int64)
-        row0 = (pid % n_blocks) * ROWS
-    _rms_tile(
-        x_ptr + c * chunk_stride_x,
-        w_ptr + c * stride_w,
-        o_ptr + c * chunk_stride_o,
-        row0,
-        n_rows,
-        stride_x,
-        stride_o,
-        width,
-        width_f,
-        eps,
-        ROWS,
-        BLOCK,
-        TAIL,
-        HF_ORDER,
-        RNE_BF16,
-        STORE_CS,
-    )
+        _grouped_tile(tl.program_id(0), x_ptr, o_ptr, w0, w1, w2, w3, w4, w5, w6, w7, n_rows,
+                      stride_x, stride_o, chunk_stride_x, chunk_stride_o, stride_w, width,
+                      width_f, eps, ROWS, BLOCK, TAIL, CHUNK, HF_ORDER, RNE_BF16, SEG_MAJOR,
+                      N_SEG, STACKED, STORE_CS)  # fmt: skip
 
 
 def tiles(width: int, split: bool | None = None) -> tuple[int, int]:
@@ -246,21 +319,14 @@ def tiles(width: int, split: bool | None = None) -> tuple[int, int]:
     return (head, tail) if split and rest else (single, 0)
 
 
-#: Exceptions to the default launch: (min N, max padded row bytes, rows per program, num_warps),
-#: first match wins. H200 sweep (``kernels/sweep_rmsnorm.py``, do_bench median, dual, bf16):
-#: H=4096 N=32768 4 rows x 16 warps 274.1 µs vs 278.5 µs for 1 x 8 (copy 259.1 µs). For
-#: 6144/7168 no variant beat 1 x 8 by more than 0.6 % (noise), so they keep it. Measured at
-#: N=32768 only; N <= 4096 already reaches >= 96 % of copy with 1 x 8.
-_LARGE_N_CONFIGS: tuple[tuple[int, int, int, int], ...] = ((32768, 8192, 4, 16),)
-
-
+@functools.lru_cache(maxsize=256)
 def launch_config(n_rows: int, block: int, elem_bytes: int) -> tuple[int, int]:
     """Pick ``(rows_per_program, num_warps)`` for a segment of padded width ``block``.
 
     One row per program, about 32 bytes per thread, at most 8 warps (what an H200 sweep of
     rows in {1, 2, 4} x warps in {4, 8, 16} favoured), except the large-N rows of
-    :data:`_LARGE_N_CONFIGS` (4 rows x 16 warps for 8 KiB rows at N >= 32768). Under the CPU
-    interpreter up to 16 rows go to one program (same arithmetic, fewer programs).
+    :data:`_LARGE_N_CONFIGS`. Under the CPU interpreter up to 16 rows go to one program (same
+    arithmetic, fewer programs).
 
     Args:
         n_rows: N, the number of rows (tokens).
@@ -275,10 +341,28 @@ def launch_config(n_rows: int, block: int, elem_bytes: int) -> tuple[int, int]:
     for min_rows, max_row_bytes, rows, warps in _LARGE_N_CONFIGS:
         if n_rows >= min_rows and block * elem_bytes <= max_row_bytes:
             return rows, warps
-    # H200 sweep (docs/kernels/rmsnorm_bench.json): one row per program and 8 warps for a
-    # 4096-8192-lane bf16 row were fastest or within noise at every N from 1 to 32768.
     warps = triton.next_power_of_2(max(1, (block * elem_bytes) // 1024))
     return 1, int(min(8, warps))
+
+
+#: Exceptions to the default launch: (min N, max padded row bytes, rows per program, num_warps),
+#: first match wins. H200 sweep (``kernels/sweep_rmsnorm.py``, do_bench median, dual, bf16):
+#: H=4096 N=32768 4 rows x 16 warps 274.1 µs vs 278.5 µs for 1 x 8 (copy 259.1 µs).
+_LARGE_N_CONFIGS: tuple[tuple[int, int, int, int], ...] = ((32768, 8192, 4, 16),)
+
+#: Looped two-pass reduction: (min N, min padded row bytes, CHUNK lanes, num_warps), first match
+#: wins; rows narrower than every entry are read as one register tile. Empty = never looped.
+LOOP_CONFIGS: tuple[tuple[int, int, int, int], ...] = ()
+
+
+def loop_config(n_rows: int, block: int, elem_bytes: int) -> tuple[int, int] | None:
+    """``(CHUNK, num_warps)`` when a segment of padded width ``block`` is read looped, else None."""
+    if INTERPRETED:
+        return None
+    for min_rows, min_row_bytes, chunk, warps in LOOP_CONFIGS:
+        if n_rows >= min_rows and block * elem_bytes >= min_row_bytes:
+            return chunk, warps
+    return None
 
 
 #: Programmatic dependent launch (PDL) by default where the GPU has it (compute capability >= 9,
@@ -287,6 +371,10 @@ def launch_config(n_rows: int, block: int, elem_bytes: int) -> tuple[int, int]:
 #: 2.21 -> 1.72 µs, grouped k=4 H=6144 N=64 2.93 -> 2.58 µs. The kernels call ``gdc_wait`` before
 #: touching memory, so the previous kernel's writes are always visible.
 USE_PDL: bool = True
+
+#: Call the compiled launcher directly once a specialisation has been compiled (False: always go
+#: through ``kernel[grid](...)``, e.g. to compare the two).
+FAST_LAUNCH: bool = True
 
 
 @functools.lru_cache(maxsize=16)
@@ -298,49 +386,198 @@ def _has_pdl(device_index: int) -> bool:
         return False
     if not hasattr(tl_cuda, "gdc_wait") or not hasattr(tl_cuda, "gdc_launch_dependents"):
         return False
+    import torch
+
     return torch.cuda.get_device_capability(device_index)[0] >= 9
 
 
-def _pdl_kwargs(pdl: bool | None, device: torch.device) -> dict:
-    """Kernel kwargs for PDL: the ``PDL`` constexpr and, when on, Triton's ``launch_pdl`` option."""
-    if INTERPRETED or device.type != "cuda":
-        on = False
-    elif pdl is None:
-        on = USE_PDL and _has_pdl(device.index if device.index is not None else 0)
-    else:
-        on = pdl
-    return {"PDL": True, "launch_pdl": True} if on else {"PDL": False}
+@functools.lru_cache(maxsize=16)
+def _sm_count(device_index: int) -> int:
+    import torch
+
+    return int(torch.cuda.get_device_properties(device_index).multi_processor_count)
 
 
-def _check_row_major(t: torch.Tensor, name: str) -> None:
+def _device_index(t: Any) -> int:
+    """CUDA device index of a tensor (-1 for CPU / host tensors)."""
+    get = getattr(t, "get_device", None)
+    return int(get()) if get is not None else -1
+
+
+def _pdl_on(pdl: bool | None, device_index: int) -> bool:
+    if INTERPRETED or device_index < 0:
+        return False
+    if pdl is None:
+        return USE_PDL and _has_pdl(device_index)
+    return bool(pdl)
+
+
+def _grid(n_tiles: int, persistent: int | None, device_index: int) -> int:
+    """Programs to launch: one per tile, or ``persistent`` per SM (in all, on the host)."""
+    if not persistent:
+        return n_tiles
+    per = persistent * (_sm_count(device_index) if device_index >= 0 else 1)
+    return max(1, min(n_tiles, per))
+
+
+def _check_row_major(t: Any, name: str) -> None:
     if t.dim() != 2:
         raise ValueError(f"{name} must be 2-D [N, width], got shape {tuple(t.shape)}")
     if t.shape[1] > 1 and t.stride(1) != 1:
         raise ValueError(f"{name} must have a contiguous last dimension, got strides {t.stride()}")
 
 
+# ---------------------------------------------------------------- launching
+
+
+def _stream(device_index: int) -> int:
+    import torch
+
+    return torch._C._cuda_getCurrentRawStream(device_index)
+
+
+def _enter_hook() -> Any:
+    knobs = getattr(triton, "knobs", None)
+    return None if knobs is None else knobs.runtime.launch_enter_hook
+
+
+class Launch:
+    """One kernel launch with everything fixed but the tensors' addresses and the epsilons.
+
+    ``Launch(...)(ptrs, eps)`` launches ``kernel`` on ``(grid0,)`` with arguments
+    ``ptrs + static + eps`` and the constexprs ``consts``. The first call for a given 16-byte
+    alignment of the pointers goes through ``kernel[grid](...)`` (Triton compiles or finds the
+    specialisation); later calls pass the addresses straight to the compiled kernel's launcher
+    (:data:`FAST_LAUNCH`), skipping Triton's per-call argument binding and specialisation. Under
+    the interpreter, on host tensors, or while a Triton launch hook is installed (profilers),
+    every call goes through ``kernel[grid](...)``.
+
+    Attributes:
+        grid0: programs launched; num_warps; consts: the constexprs (signature order).
+    """
+
+    __slots__ = ("kernel", "grid0", "static", "consts", "cvals", "opts", "dev", "_compiled")
+
+    def __init__(self, kernel: Any, grid0: int, static: tuple, consts: dict, num_warps: int,
+                 pdl: bool, device_index: int) -> None:  # fmt: skip
+        self.kernel, self.grid0, self.static, self.consts = kernel, grid0, static, consts
+        self.cvals = tuple(consts.values())
+        self.opts = {"num_warps": num_warps, **({"launch_pdl": True} if pdl else {})}
+        self.dev = device_index
+        self._compiled: dict[tuple, tuple] = {}
+
+    @property
+    def num_warps(self) -> int:
+        return self.opts["num_warps"]
+
+    def __call__(self, ptrs: tuple, eps: tuple) -> None:
+        if INTERPRETED or self.dev < 0 or not FAST_LAUNCH or _enter_hook() is not None:
+            self.kernel[(self.grid0,)](*ptrs, *self.static, *eps, **self.consts, **self.opts)
+            return
+        addrs = [p.data_ptr() for p in ptrs]
+        align = tuple([a & 15 == 0 for a in addrs])
+        hit = self._compiled.get(align)
+        if hit is None:
+            compiled = self.kernel[(self.grid0,)](
+                *ptrs, *self.static, *eps, **self.consts, **self.opts
+            )
+            if hasattr(compiled, "run") and hasattr(compiled, "packed_metadata"):
+                self._compiled[align] = (compiled.run, compiled.function, compiled.packed_metadata)
+            return
+        run, function, meta = hit
+        run(self.grid0, 1, 1, _stream(self.dev), function, meta, None, None, None,
+            *addrs, *self.static, *eps, *self.cvals)  # fmt: skip
+
+
+def _tuning(n: int, width: int, esize: int, rows_per_program, num_warps, chunk):
+    looped = loop_config(n, width, esize) if chunk is None else ((chunk, 0) if chunk else None)
+    rows, warps = launch_config(n, width, esize)
+    if looped:
+        chunk, warps = looped[0], looped[1] or warps
+    return rows_per_program or rows, num_warps or warps, chunk or 0
+
+
+def dual_plan(
+    n: int, d1: int, d2: int, strides: tuple[int, int, int, int], o2_off: int, esize: int,
+    device_index: int, *, convention: str = "hf", rows_per_program: int | None = None,
+    num_warps: int | None = None, split: bool | None = False, seg_major: bool = True,
+    store_cs: bool = False, pdl: bool | None = None, chunk: int | None = None,
+    persistent: int | None = None,
+) -> Launch:  # fmt: skip
+    """The :class:`Launch` of the dual kernel for N rows of widths d1, d2 (N >= 1).
+
+    Args:
+        strides: row strides (elements) of a, b, out1, out2; o2_off: elements from the out2
+            pointer passed at call time to out2's first element (d1 when out1's buffer is passed
+            for both); esize: input element bytes; device_index: CUDA index, -1 on the host.
+        Keywords: as for :func:`dual_rmsnorm_launch`.
+
+    Returns:
+        A :class:`Launch` to call with ``(a, b, w1, w2, out1, out2)`` and ``(eps1, eps2)``.
+    """
+    (block1, tail1), (block2, tail2) = tiles(d1, split), tiles(d2, split)
+    width = max(block1 + tail1, block2 + tail2)
+    rows, warps, chunk = _tuning(n, width, esize, rows_per_program, num_warps, chunk)
+    n_tiles = triton.cdiv(n, rows) * 2
+    pdl_on = _pdl_on(pdl, device_index)
+    consts = {"ROWS": rows, "BLOCK1": block1, "TAIL1": tail1, "BLOCK2": block2, "TAIL2": tail2,
+              "CHUNK": chunk, "HF_ORDER": CONVENTIONS[convention], "RNE_BF16": INTERPRETED,
+              "SEG_MAJOR": seg_major, "STORE_CS": store_cs, "PERSISTENT": bool(persistent),
+              "PDL": pdl_on}  # fmt: skip
+    static = (n, n_tiles, o2_off, *strides, d1, d2, float(d1), float(d2))
+    return Launch(_dual_rmsnorm_kernel, _grid(n_tiles, persistent, device_index), static, consts,
+                  warps, pdl_on, device_index)  # fmt: skip
+
+
+def grouped_plan(
+    n: int, k: int, h: int, strides: tuple[int, int], stride_w: int, stacked: bool, esize: int,
+    device_index: int, *, convention: str = "hf", rows_per_program: int | None = None,
+    num_warps: int | None = None, split: bool | None = False, seg_major: bool = True,
+    store_cs: bool = False, pdl: bool | None = None, chunk: int | None = None,
+    persistent: int | None = None,
+) -> Launch:  # fmt: skip
+    """The :class:`Launch` of the grouped kernel for N rows of k chunks of width h (N >= 1).
+
+    Args:
+        strides: row strides of x and out; stride_w: row stride of a stacked [k, H] weight;
+            stacked: one [k, H] weight (True) or up to :data:`MAX_CHUNKS` separate ones.
+        Keywords: as for :func:`dual_rmsnorm_launch`.
+
+    Returns:
+        A :class:`Launch` to call with ``(x, out, w0, ..., w7)`` (unused weights: repeat w0) and
+        ``(eps,)``.
+    """
+    block, tail = tiles(h, split)
+    rows, warps, chunk = _tuning(n, block + tail, esize, rows_per_program, num_warps, chunk)
+    n_tiles = triton.cdiv(n, rows) * k
+    pdl_on = _pdl_on(pdl, device_index)
+    consts = {"ROWS": rows, "BLOCK": block, "TAIL": tail, "CHUNK": chunk,
+              "HF_ORDER": CONVENTIONS[convention], "RNE_BF16": INTERPRETED, "SEG_MAJOR": seg_major,
+              "N_SEG": k, "STACKED": stacked, "STORE_CS": store_cs, "PERSISTENT": bool(persistent),
+              "PDL": pdl_on}  # fmt: skip
+    static = (n, n_tiles, *strides, h, h, stride_w, h, float(h))
+    return Launch(_grouped_rmsnorm_kernel, _grid(n_tiles, persistent, device_index), static,
+                  consts, warps, pdl_on, device_index)  # fmt: skip
+
+
 def dual_rmsnorm_launch(
-    a: torch.Tensor,
-    b: torch.Tensor,
-    w1: torch.Tensor,
-    w2: torch.Tensor,
+    a: Any,
+    b: Any,
+    w1: Any,
+    w2: Any,
     eps1: float,
     eps2: float,
-    out1: torch.Tensor,
-    out2: torch.Tensor,
+    out1: Any,
+    out2: Any,
     *,
     convention: str = "hf",
-    rows_per_program: int | None = None,
-    num_warps: int | None = None,
-    split: bool | None = False,
-    seg_major: bool = True,
-    store_cs: bool = False,
-    pdl: bool | None = None,
+    **tuning: Any,
 ) -> None:
     """Launch the dual kernel: ``out1 = rmsnorm(a, w1, eps1)``, ``out2 = rmsnorm(b, w2, eps2)``.
 
     Args:
-        a: [N, d1] fp16/bf16/fp32, last dim contiguous, rows may be strided.
+        a: [N, d1] fp16/bf16/fp32, last dim contiguous, rows may be strided (a torch tensor, or
+            a :class:`~recipecli.kernels.host_tensor.HostTensor` under the CPU interpreter).
         b: [N, d2], same dtype and device as ``a``.
         w1: [d1] contiguous weight (any float dtype; read as fp32).
         w2: [d2] contiguous weight.
@@ -348,21 +585,21 @@ def dual_rmsnorm_launch(
         out1: [N, d1] output view (last dim contiguous), e.g. ``buf[:, :d1]``.
         out2: [N, d2] output view, e.g. ``buf[:, d1:]``.
         convention: ``"hf"`` or ``"fp32_weight"`` (module docstring).
-        rows_per_program, num_warps: override :func:`launch_config` (benchmarks).
-        split: passed to :func:`tiles`; False (one tile) measured fastest on an H200.
-        seg_major: program order, segment index fastest (default) or row fastest.
-        store_cs: store with the streaming cache hint ``.cs``.
-        pdl: launch with programmatic dependent launch (``gdc_wait`` before any memory access, so
-            the result is the same); None = :data:`USE_PDL` on a GPU of compute capability >= 9.
+        tuning: benchmark overrides, all optional — ``rows_per_program``, ``num_warps`` (else
+            :func:`launch_config`); ``split`` (:func:`tiles`; False, one tile, measured fastest
+            on an H200); ``seg_major`` (program order, segment index fastest by default);
+            ``store_cs`` (streaming store hint ``.cs``); ``pdl`` (programmatic dependent launch,
+            None = :data:`USE_PDL` on compute capability >= 9); ``chunk`` (looped two-pass
+            reduction over ``chunk`` lanes, 0 = one register tile, None = :func:`loop_config`);
+            ``persistent`` (at most that many programs per SM, looping over the tiles).
 
     Raises:
         ValueError: on shapes that do not line up or a non-contiguous last dimension.
     """
-    n = a.shape[0]
     for t, name in ((a, "a"), (b, "b"), (out1, "out1"), (out2, "out2")):
         _check_row_major(t, name)
-    d1, d2 = a.shape[1], b.shape[1]
-    if b.shape[0] != n or out1.shape != (n, d1) or out2.shape != (n, d2):
+    n, d1, d2 = a.shape[0], a.shape[1], b.shape[1]
+    if b.shape[0] != n or tuple(out1.shape) != (n, d1) or tuple(out2.shape) != (n, d2):
         raise ValueError(
             f"shapes do not line up: a {tuple(a.shape)}, b {tuple(b.shape)}, "
             f"out1 {tuple(out1.shape)}, out2 {tuple(out2.shape)}"
@@ -373,74 +610,61 @@ def dual_rmsnorm_launch(
         )
     if n == 0:
         return
-    w1, w2 = w1.contiguous(), w2.contiguous()
-    (block1, tail1), (block2, tail2) = tiles(d1, split), tiles(d2, split)
-    rows, warps = launch_config(n, max(block1 + tail1, block2 + tail2), a.element_size())
-    rows = rows_per_program or rows
-    warps = num_warps or warps
-    grid = (triton.cdiv(n, rows) * 2,)
-    _dual_rmsnorm_kernel[grid](
-        a, b, w1, w2, out1, out2, n,
-        a.stride(0), b.stride(0), out1.stride(0), out2.stride(0),
-        d1, d2, float(d1), float(d2), float(eps1), float(eps2),
-        ROWS=rows, BLOCK1=block1, TAIL1=tail1, BLOCK2=block2, TAIL2=tail2,
-        HF_ORDER=CONVENTIONS[convention], RNE_BF16=INTERPRETED, SEG_MAJOR=seg_major,
-        STORE_CS=store_cs, **_pdl_kwargs(pdl, a.device), num_warps=warps,
-    )  # fmt: skip
+    strides = (a.stride(0), b.stride(0), out1.stride(0), out2.stride(0))
+    plan = dual_plan(n, d1, d2, strides, 0, a.element_size(), _device_index(a),
+                     convention=convention, **tuning)  # fmt: skip
+    plan((a, b, w1.contiguous(), w2.contiguous(), out1, out2), (float(eps1), float(eps2)))
 
 
 def grouped_rmsnorm_launch(
-    x: torch.Tensor,
-    weights: torch.Tensor,
+    x: Any,
+    weights: Any,
     eps: float,
-    out: torch.Tensor,
+    out: Any,
     *,
     convention: str = "hf",
-    rows_per_program: int | None = None,
-    num_warps: int | None = None,
-    split: bool | None = False,
-    seg_major: bool = True,
-    store_cs: bool = False,
-    pdl: bool | None = None,
+    **tuning: Any,
 ) -> None:
-    """Launch the grouped kernel: chunk ``i`` of ``x`` normalised with ``weights[i]``, one launch.
+    """Launch the grouped kernel: chunk ``i`` of ``x`` normalised with weight ``i``, one launch.
 
     Args:
         x: [N, k*H] fp16/bf16/fp32, last dim contiguous, rows may be strided.
-        weights: [k, H] (e.g. ``torch.stack`` of the k ``fc_norm`` weights), last dim contiguous.
+        weights: a [k, H] tensor (last dim contiguous), or a sequence of k contiguous [H]
+            tensors of one dtype (k <= :data:`MAX_CHUNKS`; passed as separate pointers, nothing
+            stacked or copied).
         eps: the epsilon shared by all chunks.
         out: [N, k*H] output (last dim contiguous), may be a view.
         convention: ``"hf"`` or ``"fp32_weight"``.
-        rows_per_program, num_warps: override :func:`launch_config` (benchmarks).
-        split: passed to :func:`tiles`; False (one tile) measured fastest on an H200.
-        seg_major: program order, segment index fastest (default) or row fastest.
-        store_cs: store with the streaming cache hint ``.cs``.
-        pdl: launch with programmatic dependent launch (``gdc_wait`` before any memory access, so
-            the result is the same); None = :data:`USE_PDL` on a GPU of compute capability >= 9.
+        tuning: as for :func:`dual_rmsnorm_launch`.
 
     Raises:
-        ValueError: on shapes that do not line up or a non-contiguous last dimension.
+        ValueError: on shapes that do not line up, a non-contiguous last dimension, or more
+            than :data:`MAX_CHUNKS` separate weights.
     """
     _check_row_major(x, "x")
     _check_row_major(out, "out")
-    if weights.dim() != 2 or weights.shape[0] < 1:
-        raise ValueError(f"weights must be [k, H] with k >= 1, got {tuple(weights.shape)}")
-    k, h = weights.shape
+    if isinstance(weights, (list, tuple)):
+        k = len(weights)
+        if not 1 <= k <= MAX_CHUNKS:
+            raise ValueError(f"1 to {MAX_CHUNKS} separate weights, got {k}: stack them into [k, H]")
+        h = weights[0].shape[-1]
+        if any(tuple(w.shape) != (h,) for w in weights):
+            raise ValueError(f"weights must all be [{h}], got {[tuple(w.shape) for w in weights]}")
+        if any(w.dtype != weights[0].dtype for w in weights):
+            raise ValueError("separate weights must share one dtype")
+        ws, stacked, stride_w = tuple(w.contiguous() for w in weights), False, h
+    else:
+        if weights.dim() != 2 or weights.shape[0] < 1:
+            raise ValueError(f"weights must be [k, H] with k >= 1, got {tuple(weights.shape)}")
+        k, h = weights.shape
+        if h > 1 and weights.stride(1) != 1:
+            weights = weights.contiguous()
+        ws, stacked, stride_w = (weights,), True, weights.stride(0)
     n = x.shape[0]
     if x.shape[1] != k * h or tuple(out.shape) != tuple(x.shape):
         raise ValueError(f"x {tuple(x.shape)} and out {tuple(out.shape)} must be [N, {k}*{h}]")
     if n == 0:
         return
-    weights = weights.contiguous()
-    block, tail = tiles(h, split)
-    rows, warps = launch_config(n, block + tail, x.element_size())
-    rows = rows_per_program or rows
-    warps = num_warps or warps
-    grid = (triton.cdiv(n, rows) * k,)
-    _grouped_rmsnorm_kernel[grid](
-        x, weights, out, n,
-        x.stride(0), out.stride(0), h, h, weights.stride(0), h, float(h), float(eps),
-        ROWS=rows, BLOCK=block, TAIL=tail,
-        HF_ORDER=CONVENTIONS[convention], RNE_BF16=INTERPRETED, SEG_MAJOR=seg_major, N_SEG=k,
-        STORE_CS=store_cs, **_pdl_kwargs(pdl, x.device), num_warps=warps,
-    )  # fmt: skip
+    plan = grouped_plan(n, k, h, (x.stride(0), out.stride(0)), stride_w, stacked,
+                        x.element_size(), _device_index(x), convention=convention, **tuning)  # fmt: skip
+    plan((x, out, *ws, *(ws[0],) * (MAX_CHUNKS - len(ws))), (float(eps),))

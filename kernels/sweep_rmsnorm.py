@@ -1,19 +1,19 @@
-"""Sweep launch configurations of the fused norm kernels for issue 4's missed targets (H200).
+"""Sweep launch configurations of the fused norm kernels where they miss the copy bandwidth (H200).
 
 Run (on a GPU machine)::
 
     python -m recipecli.kernels.sweep_rmsnorm --out "$OUT"
 
-Cases (bf16, the shapes whose targets the benchmark missed):
-
-* dual H=4096 N=64 and grouped k=4 H=6144 N=64 — CUDA-graph time per call (20 calls captured
-  back to back, median of replays), as :mod:`recipecli.kernels.bench_rmsnorm` times them;
-* dual H in {4096, 6144, 7168} N=32768 — ``triton.testing.do_bench`` median (eager, L2 flushed).
+Cases (bf16, :data:`CASES`): wide rows (H = 5120 .. 8192) and large N, where the register tile
+fell short of a same-bytes copy; N <= 4096 timed as CUDA-graph time per call (20 calls captured
+back to back, median of replays), as :mod:`recipecli.kernels.bench_rmsnorm` times them, larger N
+with ``triton.testing.do_bench`` (eager, L2 flushed).
 
 Every candidate is timed once; then the default, the copy baseline of the same bytes and the best
 few candidates are timed again ``--rounds`` times interleaved, and the median of those rounds is
 reported, so run-to-run drift hits them alike. Each candidate's output is compared bit for bit
-with the default configuration's. Prints a table per case to stderr and writes
+with the default configuration's (looped and persistent variants sum in another order: ``equal``
+may be False; ``max_ulp`` against the register tile is recorded too). Prints a table per case to stderr and writes
 ``sweep_rmsnorm.json`` into ``--out``. Imports torch and triton.
 """
 
@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import functools
-import itertools
 import json
 import statistics
 import sys
@@ -33,21 +32,30 @@ import torch
 
 from . import rmsnorm_triton as K
 from .bench_rmsnorm import EPS, _compiled, bench_us, graph_time_us, hf_rmsnorm
+from .rmsnorm_ref import ulp_distance
 
 
 def _variants(graphed: bool, h: int) -> list[dict]:
-    """Candidate launch keyword sets for one case (empty dict = :func:`launch_config` default)."""
+    """Candidate launch keyword sets for one case (empty dict = the default launch).
+
+    Register tile: rows x warps, program order, streaming stores; looped two-pass reduction:
+    chunk x warps (x rows); persistent programs (per SM) over the register tile or the loop.
+    """
     out: list[dict] = [{}]
-    warps = (2, 4, 8, 16) if graphed else (4, 8, 16, 32)
-    for rows, w in itertools.product((1, 2, 4), warps):
-        out.append({"rows_per_program": rows, "num_warps": w})
-    out += [{"seg_major": False}, {"store_cs": True}]
-    if graphed:
-        out += [{"pdl": True}, {"pdl": True, "num_warps": 4}, {"pdl": True, "num_warps": 16}]
-    else:
-        out += [{"store_cs": True, "num_warps": 16}, {"num_warps": 16, "seg_major": False}]
-        if K.tiles(h, None)[1]:
-            out += [{"split": True}, {"split": True, "num_warps": 16}]
+    for rows, w in ((1, 4), (1, 16), (2, 8), (2, 16), (4, 8), (4, 16)):
+        out.append({"chunk": 0, "rows_per_program": rows, "num_warps": w})
+    out += [{"chunk": 0, "num_warps": 32}, {"chunk": 0, "seg_major": False},
+            {"chunk": 0, "store_cs": True}]  # fmt: skip
+    for c, w in ((1024, 4), (1024, 8), (2048, 4), (2048, 8), (2048, 16), (4096, 8), (4096, 16)):
+        if c <= h:
+            out.append({"chunk": c, "num_warps": w})
+    out += [{"chunk": 2048, "num_warps": 8, "rows_per_program": 2},
+            {"chunk": 1024, "num_warps": 4, "store_cs": True},
+            {"chunk": 2048, "num_warps": 8, "store_cs": True}]  # fmt: skip
+    for p in (2, 4, 8):
+        out.append({"chunk": 0, "persistent": p})
+    out += [{"chunk": 2048, "num_warps": 8, "persistent": 4},
+            {"chunk": 1024, "num_warps": 4, "persistent": 8}]  # fmt: skip
     return out
 
 
@@ -101,12 +109,15 @@ def run_case(kind: str, n: int, h: int, k: int, args) -> dict:
     for v in _variants(graphed, h):
         fn = functools.partial(fused, **v)
         try:
-            equal = bool(torch.equal(fn(), ref))
+            got = fn()
+            equal = bool(torch.equal(got, ref))
+            ulp = int(ulp_distance(got, ref).max()) if got.numel() else 0
             us = timer(fn)
         except Exception as exc:  # a variant the toolchain rejects is reported, not fatal
             rows.append({"variant": v or "default", "error": f"{type(exc).__name__}: {exc}"[:300]})
             continue
-        rows.append({"variant": v or "default", "first_us": us, "equal": equal, "_fn": fn})
+        rows.append({"variant": v or "default", "first_us": us, "equal": equal, "max_ulp": ulp,
+                     "_fn": fn})  # fmt: skip
     timed = [r for r in rows if "_fn" in r]
     best = sorted(timed[1:], key=lambda r: r["first_us"])[: args.top]
     again = [timed[0], *best]
@@ -142,12 +153,13 @@ def table(res: dict) -> str:
         us = r.get("us")
         eff = f"{100 * copy / us:5.1f}%" if us else "      "
         lines.append(f"  {r['variant']!s:60} first {r['first_us']:8.2f}  median {us or float('nan'):8.2f} "
-                     f"{eff} equal={r['equal']}")  # fmt: skip
+                     f"{eff} equal={r['equal']} ulp={r.get('max_ulp')}")  # fmt: skip
     return "\n".join(lines)
 
 
-CASES = (("dual", 64, 4096, 2), ("grouped", 64, 6144, 4), ("dual", 32768, 4096, 2),
-         ("dual", 32768, 6144, 2), ("dual", 32768, 7168, 2))  # fmt: skip
+CASES = (("dual", 4096, 8192, 2), ("dual", 65536, 8192, 2), ("dual", 32768, 7168, 2),
+         ("dual", 32768, 5120, 2), ("dual", 32768, 4096, 2), ("grouped", 16384, 8192, 4),
+         ("grouped", 32768, 2048, 3), ("dual", 4096, 6144, 2))  # fmt: skip
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -2,17 +2,21 @@
 
 For a draft checkpoint this reads ``input_layernorm`` / ``hidden_norm`` (layer 0 of the draft,
 ``midlayer.*`` or ``layers.0.*``), the Eagle 3.1 ``fc_norm.{i}`` weights when present, and
-``rms_norm_eps`` (under ``transformer_layer_config`` for speculators drafts, engine-facts §2 D),
-runs recipecli's Triton kernels (:mod:`recipecli.kernels.rmsnorm_triton`) against the plain torch
-references in both rounding conventions (§7), and reports max abs error, max ulps, the fraction
-bit-identical and pass/fail per case, plus each engine's guard verdict for the draft as it would be
-served on CUDA in its dtype (vLLM layer-0 guard, seed 000; tokenspeed FusedRMSNorm, §5 / seed 004).
+``rms_norm_eps`` (under ``transformer_layer_config`` for speculators-format drafts), runs
+recipecli's Triton kernels (:mod:`recipecli.kernels.rmsnorm_triton`) against plain references in
+both rounding conventions (HF ``LlamaRMSNorm`` order and fp32-weight order), and reports max abs
+error, max ulps, the fraction bit-identical and pass/fail per case, plus each engine's guard
+verdict for the draft as it would be served on CUDA in its dtype (vLLM's EAGLE3 layer-0 fusion
+guard of vLLM PR #47391; tokenspeed's ``FusedRMSNorm`` of lightseekorg/tokenspeed PR #837).
 When only metadata is available (a snapshot or a Hub header read), weights of the right shape are
 synthesised and the report says so.
 
-torch and triton are imported only inside the functions that run kernels; on CPU the kernel runs
-under Triton's interpreter (``TRITON_INTERPRET=1`` is set for the process before the kernel module
-is imported, §7). :func:`kernel_findings` is what ``recipecli check --kernel`` calls.
+On CPU the kernels run under Triton's interpreter (``TRITON_INTERPRET=1`` is set for the process
+before the kernel module is imported) on numpy-backed tensors
+(:mod:`recipecli.kernels.host_tensor`) against numpy references: torch is never imported, so
+``recipecli check`` stays fast. On CUDA the kernels run on torch tensors against the torch
+references of :mod:`recipecli.kernels.rmsnorm_ref`. :func:`kernel_findings` is what
+``recipecli check --kernel`` calls.
 """
 
 from __future__ import annotations
@@ -28,9 +32,18 @@ from recipecli.errors import CheckpointFormatError, MissingDependencyError, Usag
 from recipecli.findings import Finding
 
 INSTALL_HINT = "pip install 'recipecli[kernels]'"
-SOURCE_FACTS = "engine-facts §5, §7; vLLM PR #47391 (seed 000); tokenspeed PR #837 (seed 004)"
+SOURCE_FACTS = (
+    "vLLM PR #47391 (EAGLE3 layer-0 fused RMSNorm + concat and its guard); "
+    "lightseekorg/tokenspeed PR #837 (FusedRMSNorm in the EAGLE3 draft)"
+)
+#: Where the two rounding conventions come from (cited by kernel.pass / kernel.mismatch).
+SOURCE_CONVENTIONS = (
+    "transformers LlamaRMSNorm.forward (round to the input dtype, then weight); "
+    "FlashInfer rmsnorm / tokenspeed FusedRMSNorm (weight in fp32, one rounding)"
+)
 
-#: Where layer 0's norms live, by draft format (engine-facts §1-§2), in lookup order.
+#: Where layer 0's norms live, by draft format (SpecForge/EAGLE ``midlayer.*``, speculators
+#: ``layers.0.*``, HF-style ``model.layers.0.*``), in lookup order.
 LAYER0_PREFIXES: tuple[str, ...] = (
     "midlayer.",
     "layers.0.",
@@ -52,7 +65,10 @@ DTYPE_NAMES: dict[str, str] = {
     "F32": "float32",
 }
 DEFAULT_EPS = 1e-6  # HF LlamaConfig default, used when the config names none
-CPU_TOKENS: tuple[int, ...] = (1, 7)
+#: N under the CPU interpreter: one N of 3 rows (ROWS = 4, one masked row) covers every code
+#: path the interpreter can reach (both segments, both conventions, row masking); the kernels'
+#: arithmetic does not depend on N.
+CPU_TOKENS: tuple[int, ...] = (3,)
 CUDA_TOKENS: tuple[int, ...] = (1, 7, 64, 512)
 CONVENTIONS: tuple[str, ...] = ("hf", "fp32_weight")
 
@@ -83,7 +99,8 @@ class DraftNorms:
     Attributes:
         source: where they came from (checkpoint display name, or ``--widths``).
         dtype: serving dtype as a torch dtype name (``bfloat16``…).
-        eps: ``rms_norm_eps`` used by every draft norm (§4/§5: one eps for all).
+        eps: ``rms_norm_eps`` used by every draft norm (vLLM's and tokenspeed's EAGLE3
+            drafts build all their RMSNorms with ``config.rms_norm_eps``).
         eps_origin: the config key it came from, or why the default was used.
         layer0: (input_layernorm, hidden_norm) weights, or None.
         fc_norm: the k ``fc_norm`` weights (empty when the draft has none).
@@ -300,33 +317,59 @@ def synthetic_norms(
 # ---------------------------------------------------------------- running
 
 
-def dependencies_missing() -> list[str]:
-    """Names of the missing optional dependencies among torch and triton (nothing imported)."""
-    return [m for m in ("torch", "triton") if importlib.util.find_spec(m) is None]
+def dependencies_missing(device: str = "any") -> list[str]:
+    """Names of the missing optional dependencies for ``device`` (nothing imported).
+
+    ``cpu`` (Triton's interpreter on numpy-backed tensors) needs numpy and triton; ``cuda``
+    and ``any`` need torch and triton.
+    """
+    names = ("numpy", "triton") if device == "cpu" else ("torch", "triton")
+    return [m for m in names if importlib.util.find_spec(m) is None]
+
+
+def cuda_driver_present() -> bool:
+    """True when an NVIDIA driver is visible (``/proc/driver/nvidia`` or ``/dev/nvidia0``).
+
+    Looked up without importing torch: when it is False, ``auto`` means the CPU interpreter and
+    torch is never imported.
+    """
+    return os.path.exists("/proc/driver/nvidia/version") or os.path.exists("/dev/nvidia0")
 
 
 def resolve_device(device: str) -> str:
     """``auto`` -> ``cuda`` when torch sees a GPU, else ``cpu``; checks ``cuda`` is present.
 
+    ``auto`` imports torch only when an NVIDIA driver is present (:func:`cuda_driver_present`)
+    and torch is installed.
+
     Raises:
-        MissingDependencyError: torch or triton not installed.
+        MissingDependencyError: triton (or, for ``cuda``, torch) not installed.
         UsageError: ``cuda`` asked for but no GPU, or an unknown device.
     """
-    missing = dependencies_missing()
+    if device not in ("auto", "cpu", "cuda"):
+        raise UsageError(f"unknown device {device!r}", hint="use auto, cpu or cuda")
+    if device == "auto":
+        use_cuda = cuda_driver_present() and not dependencies_missing("cuda")
+        if use_cuda:
+            import torch
+
+            use_cuda = torch.cuda.is_available()
+        device = "cuda" if use_cuda else "cpu"
+        missing = dependencies_missing(device)
+    else:
+        missing = dependencies_missing(device)
     if missing:
         raise MissingDependencyError(
             f"{' and '.join(missing)} not installed: cannot run the kernel", hint=INSTALL_HINT
         )
-    import torch
+    if device == "cuda":
+        import torch
 
-    if device == "auto":
-        return "cuda" if torch.cuda.is_available() else "cpu"
-    if device == "cuda" and not torch.cuda.is_available():
-        raise UsageError(
-            "--device cuda: torch sees no CUDA GPU", hint="use --device cpu (Triton interpreter)"
-        )
-    if device not in ("cpu", "cuda"):
-        raise UsageError(f"unknown device {device!r}", hint="use auto, cpu or cuda")
+        if not torch.cuda.is_available():
+            raise UsageError(
+                "--device cuda: torch sees no CUDA GPU",
+                hint="use --device cpu (Triton interpreter)",
+            )
     return device
 
 
@@ -402,7 +445,7 @@ def _guards_fc_norm(h: int, k: int, n: int, dtype: str, eps: float) -> dict[str,
     guards["vllm"] = {
         "eligible": None,
         "reasons": [],
-        "note": "vLLM fuses only layer 0's norms (seed 000), not fc_norm",
+        "note": "vLLM fuses only layer 0's norms (vLLM PR #47391), not fc_norm",
     }
     return guards
 
@@ -415,7 +458,8 @@ def run_cases(
     seed: int = 0,
     conventions: Sequence[str] = CONVENTIONS,
 ) -> list[CaseResult]:
-    """Run every (case, N, convention) through the kernel and compare with the torch reference.
+    """Run every (case, N, convention) through the kernel and compare with the reference (numpy under the
+    CPU interpreter, torch on CUDA).
 
     Args:
         norms: what to test (:func:`draft_norms` or :func:`synthetic_norms`).
@@ -431,6 +475,8 @@ def run_cases(
         MissingDependencyError: torch/triton missing; UsageError: device not usable.
     """
     K = _kernel_module(device)
+    if device == "cpu":
+        return _run_cases_host(K, norms, tokens, seed, conventions)
     import torch
 
     from recipecli.kernels.rmsnorm_ref import compare, dual_rmsnorm_concat_ref, grouped_rmsnorm_ref
@@ -480,6 +526,67 @@ def run_cases(
     return results
 
 
+def _run_cases_host(
+    K: Any, norms: DraftNorms, tokens: Sequence[int], seed: int, conventions: Sequence[str]
+) -> list[CaseResult]:
+    """:func:`run_cases` under Triton's CPU interpreter on numpy-backed tensors (no torch)."""
+    import numpy as np
+
+    from recipecli.kernels.host_tensor import HostTensor, compare_np, rmsnorm_np
+
+    dt = norms.dtype
+    rng = np.random.default_rng(seed)
+
+    def tensor_of(w: NormWeight) -> HostTensor:
+        if w.values is not None:
+            return HostTensor.from_values(np.asarray(w.values, dtype=np.float32), dt)
+        return HostTensor.from_values(1 + 0.1 * rng.standard_normal(w.width), dt)
+
+    results: list[CaseResult] = []
+    eps = norms.eps
+    if norms.layer0 is not None:
+        w1, w2 = (tensor_of(w) for w in norms.layer0)
+        d1, d2 = w1.shape[0], w2.shape[0]
+        for n in tokens:
+            a = HostTensor.from_values(rng.standard_normal((n, d1)), dt)
+            b = HostTensor.from_values(rng.standard_normal((n, d2)), dt)
+            for conv in conventions:
+                out = HostTensor.empty((n, d1 + d2), dt)
+                if n:
+                    K.dual_rmsnorm_launch(a, b, w1, w2, eps, eps, out.columns(0, d1),
+                                          out.columns(d1, d2), convention=conv)  # fmt: skip
+                ref = np.concatenate([rmsnorm_np(a.numpy(), w1.numpy(), eps, dt, conv),
+                                      rmsnorm_np(b.numpy(), w2.numpy(), eps, dt, conv)], axis=1)  # fmt: skip
+                metrics = compare_np(
+                    out.storage_numpy(), ref, dt, interpreted=True, convention=conv
+                )
+                results.append(CaseResult("layer0", conv, n, (d1, d2), dt, metrics,
+                                          _guards_layer0(d1, d2, n, dt, eps), bool(n)))  # fmt: skip
+    if norms.fc_norm:
+        ws = [tensor_of(w) for w in norms.fc_norm]
+        k, h = len(ws), ws[0].shape[0]
+        if k > K.MAX_CHUNKS:  # the kernel takes up to MAX_CHUNKS pointers; more: one [k, H]
+            flat = np.concatenate([w.buf for w in ws])
+            weights: Any = HostTensor(flat, dt, (k, h))
+        else:
+            weights = ws
+        for n in tokens:
+            x = HostTensor.from_values(rng.standard_normal((n, k * h)), dt)
+            for conv in conventions:
+                out = HostTensor.empty((n, k * h), dt)
+                if n:
+                    K.grouped_rmsnorm_launch(x, weights, eps, out, convention=conv)
+                xv = x.numpy()
+                ref = np.concatenate([rmsnorm_np(xv[:, i * h : (i + 1) * h], ws[i].numpy(), eps,
+                                                 dt, conv) for i in range(k)], axis=1)  # fmt: skip
+                metrics = compare_np(
+                    out.storage_numpy(), ref, dt, interpreted=True, convention=conv
+                )
+                results.append(CaseResult("fc_norm", conv, n, (h,) * k, dt, metrics,
+                                          _guards_fc_norm(h, k, n, dt, eps), bool(n)))  # fmt: skip
+    return results
+
+
 def report(norms: DraftNorms, results: Sequence[CaseResult], device: str) -> dict[str, Any]:
     """The ``verify-kernel --json`` document."""
     return {
@@ -520,7 +627,9 @@ def kernel_findings(draft_ckpt: Any, mode: str = "auto") -> list[Finding]:
         raise UsageError(f"--kernel {mode!r}: expected auto, cpu, cuda or skip")
     if mode == "skip":
         return _skipped("kernel verification skipped (--kernel skip)")
-    missing = dependencies_missing()
+    gpu = cuda_driver_present() and not dependencies_missing("cuda")
+    target = "cuda" if mode == "cuda" or (mode == "auto" and gpu) else "cpu"
+    missing = dependencies_missing(target)
     if missing:
         return _skipped(
             f"{' and '.join(missing)} not installed: kernel not verified ({INSTALL_HINT})",
@@ -543,9 +652,9 @@ def kernel_findings(draft_ckpt: Any, mode: str = "auto") -> list[Finding]:
             m = r.metrics
             findings.append(Finding(
                 "kernel.mismatch", "error", "any",
-                f"fused {r.kind} kernel differs from the torch reference ({r.convention}, N={r.n}, {r.dtype}): "
+                f"fused {r.kind} kernel differs from the reference ({r.convention}, N={r.n}, {r.dtype}): "
                 f"max {m['max_ulp']} ulp, max abs {m['max_abs_err']:.3g}",
-                evidence={"device": device, **r.to_dict()}, source="engine-facts §7",
+                evidence={"device": device, **r.to_dict()}, source=SOURCE_CONVENTIONS,
             ))  # fmt: skip
     seen: set[tuple[str, str]] = set()
     for r in results:
@@ -566,11 +675,11 @@ def kernel_findings(draft_ckpt: Any, mode: str = "auto") -> list[Finding]:
         worst = max((r.metrics["max_ulp"] for r in results), default=0)
         findings.insert(0, Finding(
             "kernel.pass", "info", "any",
-            f"fused norm kernels match the torch reference on this draft's norms ({len(results)} cases on {device}, "
+            f"fused norm kernels match the reference on this draft's norms ({len(results)} cases on {device}, "
             f"max {worst} ulp)",
             evidence={"device": device, "tokens": list(tokens), "dtype": norms.dtype, "eps": norms.eps,
                       "weights": {w.name: w.origin for w in (*(norms.layer0 or ()), *norms.fc_norm)},
                       "notes": list(norms.notes)},
-            source="engine-facts §7",
+            source=SOURCE_CONVENTIONS,
         ))  # fmt: skip
     return findings
