@@ -348,12 +348,14 @@ def override_sources(
             else:
                 out.append(OverrideSource(label, where, {item.key: item.value}, True))
         elif item.kind == "flag" and item.key == HF_OVERRIDES:
-            if item.value is not None and not isinstance(item.value, Mapping):
+            value = None if item.value is False else item.value
+            if value is not None and not isinstance(value, Mapping):
+                name, _, raw = item.text.partition("=")
                 raise UsageError(
-                    f"--set {item.text!r}: --hf-overrides takes a JSON object of config keys, "
-                    f"got {type(item.value).__name__}"
+                    f"--set {name}={raw!r}: --hf-overrides takes a JSON object of config keys "
+                    f"(or false to drop it), got {type(value).__name__}"
                 )
-            out.append(OverrideSource("--set hf-overrides", f"--set {item.text}", item.value))
+            out.append(OverrideSource("--set hf-overrides", f"--set {item.text}", value))
     return out
 
 

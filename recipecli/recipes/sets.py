@@ -13,7 +13,8 @@ VALUE is typed by what NAME sets, never guessed: a string flag or field takes th
 (``no``, ``0x10``, ``2026-01-01``, newlines, unicode); an integer is ``[+-]digits``; a number is
 anything ``float()`` reads except nan; a JSON flag (``hf-overrides``, ``speculative-config``) takes
 JSON; a switch or boolean field takes ``true``/``false``; ranges (port 1..65535, sizes >= 1) are
-checked. Only ``text_overrides.KEY`` — a free-form YAML field of the recipe — is read as YAML.
+checked. ``text_overrides.KEY`` (a config value bound for the JSON ``--hf-overrides``) takes a
+JSON value, and any text that is not JSON verbatim.
 An empty VALUE drops the flag (``null`` too, for flags that are not strings). An integer or number
 ``bench`` flag given a comma list (``max_concurrency=1,4,16``) is a sweep: one bench command per
 value.
@@ -127,7 +128,7 @@ def parse_typed(
             recipe schema's type names).
         what: the flag or field, e.g. ``--max-num-seqs (vllm 0.33.0)``.
         choices: allowed texts, if the flag has a fixed set.
-        nargs: ``+``/``*`` for list flags: a JSON array gives several values.
+        nargs: ``+``/``*`` for list flags: a JSON array gives several values, each typed.
         limits: JSON-schema range keywords (``minimum``, ``exclusiveMinimum``, ``maximum``,
             ``minLength``).
         removable: an empty VALUE (and ``null`` for non-strings) drops the flag; else an error.
@@ -143,6 +144,24 @@ def parse_typed(
         if removable:
             return None
         raise UsageError(f"--set {name}={raw!r}: {what} needs a value ({TYPE_WORDS[vtype]})")
+    if nargs in ("+", "*") and raw.lstrip().startswith("["):
+        try:
+            items = json.loads(raw)
+        except ValueError:
+            items = None
+        if isinstance(items, list) and items:
+            return [
+                parse_typed(
+                    name,
+                    item if isinstance(item, str) else json.dumps(item),
+                    vtype,
+                    what,
+                    choices=choices,
+                    limits=limits,
+                    removable=False,
+                )
+                for item in items
+            ]
     value: Any
     if vtype in ("switch", "boolean"):
         low = raw.strip().lower()
@@ -171,13 +190,6 @@ def parse_typed(
         value = True if low == "true" else None if low == "false" else raw
     else:
         value = raw
-        if nargs in ("+", "*") and raw.lstrip().startswith("["):
-            try:
-                parsed = json.loads(raw)
-            except ValueError:
-                parsed = None
-            if isinstance(parsed, list) and all(isinstance(v, str) for v in parsed) and parsed:
-                value = parsed
     if choices:
         items = value if isinstance(value, list) else [value]
         bad = [v for v in items if str(v) not in choices]
@@ -194,6 +206,17 @@ def parse_typed(
             detail = errors[0][1].split(": ", 1)[-1]
             raise UsageError(f"--set {name}={raw!r}: {what}: {detail}")
     return value
+
+
+def config_value(raw: str) -> Any:
+    """A ``text_overrides.KEY`` VALUE: the JSON value it spells (``8``, ``1e-06``, ``true``,
+    ``null``, ``{"type": "yarn"}``, ``"quoted text"``), else the text verbatim. The value lands in
+    ``--hf-overrides``, a JSON flag, and config.json is JSON: YAML 1.1 look-alikes (``no``,
+    ``0x10``, ``2026-01-01``) stay text."""
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return raw
 
 
 def _section_props(section: str) -> Mapping[str, Any]:
@@ -228,15 +251,11 @@ def _field_item(section: str, key: str, name: str, raw: str, engine: str, text: 
     vtype = schema.get("type", "string")
     if section == "serve" and flag is None:
         raise UsageError(f"--set {name}: serve field {key} has no {engine} flag")
-    value = parse_typed(
-        name,
-        raw,
-        vtype,
-        what,
-        choices=[str(c) for c in schema["enum"]] if "enum" in schema else None,
-        limits=schema,
-        removable=removable,
-    )
+    choices = [str(c) for c in schema["enum"]] if "enum" in schema else None
+    if flag is not None and choices is None:
+        # the engine's own choices for the field's flag (tokenspeed --kv-cache-dtype: auto, fp8, …)
+        choices = (load_catalog(engine).flags().get(flag) or {}).get("choices")
+    value = parse_typed(name, raw, vtype, what, choices=choices, limits=schema, removable=removable)
     return SetItem(section, key, value, text)
 
 
@@ -297,18 +316,11 @@ def check_set(text: str, engine: str) -> SetItem:
                 "text_overrides.KEY",
             )
         if section == "text_overrides":
-            from recipecli.errors import RecipeError
-            from recipecli.recipes.loader import parse_yaml
-
-            if raw.strip() == "":
+            if not rest:
+                raise UsageError(f"--set {name}: give the config key, text_overrides.KEY=VALUE")
+            if raw == "":
                 return SetItem("text_override", rest, None, text)
-            try:
-                value, _ = parse_yaml(raw, f"--set {name}")
-            except RecipeError as exc:
-                raise UsageError(
-                    f"--set {name}={raw!r}: not a YAML value ({exc.message})"
-                ) from None
-            return SetItem("text_override", rest, value, text)
+            return SetItem("text_override", rest, config_value(raw), text)
         if section == "bench":
             flag = _bench_flag(rest)
             if flag not in load_catalog("vllm").flags("bench serve"):
