@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+import math
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
-from recipecli.checkpoint.model import Checkpoint
 from recipecli.errors import CheckpointFormatError
+
+if TYPE_CHECKING:
+    from recipecli.checkpoint.model import Checkpoint
 
 #: config keys recipecli reads as numbers: positive integers, except ``rms_norm_eps`` (a positive float)
 FLOAT_KEYS = frozenset({"rms_norm_eps"})
@@ -18,6 +22,67 @@ def config_file(ck: Checkpoint) -> str:
     return ck.root or ck.source
 
 
+def _short(value: Any, limit: int = 40) -> str:
+    """``repr(value)`` cut to ``limit`` characters."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+#: (key, wanted type, phrase) of the config values every command reads as a given type
+_TYPED_KEYS: tuple[tuple[str, type | tuple[type, ...], str], ...] = (
+    ("model_type", str, "a string"),
+    ("torch_dtype", str, "a string"),
+    ("dtype", str, "a string"),
+    ("tie_word_embeddings", bool, "true or false"),
+    ("quantization_config", dict, "an object"),
+)
+#: wrapper keys whose value, when present, is the text model's config (see textconfig)
+_WRAPPERS = ("text_config", "llm_config", "language_config", "thinker_config")
+
+
+def _check_typed(config: Mapping[str, Any], prefix: str, where: str) -> None:
+    archs = config.get("architectures")
+    if archs is not None and (
+        not isinstance(archs, list) or not all(isinstance(a, str) for a in archs)
+    ):
+        raise CheckpointFormatError(
+            f'{prefix}architectures must be a list of strings (e.g. ["LlamaForCausalLM"]), '
+            f"got {_short(archs)}",
+            path=where,
+        )
+    for key, want, phrase in _TYPED_KEYS:
+        value = config.get(key)
+        if value is not None and not isinstance(value, want):
+            raise CheckpointFormatError(
+                f"{prefix}{key} must be {phrase}, got {_short(value)}", path=where
+            )
+
+
+def validate_config_types(config: Mapping[str, Any], where: str) -> None:
+    """Check the types of the config values every command reads, before any rule sees them.
+
+    ``architectures`` must be a list of strings (transformers reads ``architectures[0]`` as the
+    model class name: a bare string would be read as its first letter), ``model_type`` and the
+    dtype keys strings, ``tie_word_embeddings`` a boolean, ``quantization_config`` and the text
+    config wrappers (``text_config`` …) objects. Absent keys and nulls pass. The numbers are
+    checked where they are read (:func:`checked_value`).
+
+    Raises:
+        CheckpointFormatError: naming ``where`` and the (dotted) key.
+    """
+    _check_typed(config, "", where)
+    for key in _WRAPPERS:
+        sub = config.get(key)
+        if sub is None:
+            continue
+        if not isinstance(sub, dict):
+            raise CheckpointFormatError(f"{key} must be an object, got {_short(sub)}", path=where)
+        _check_typed(sub, f"{key}.", where)
+        inner = sub.get("text_config")
+        if isinstance(inner, dict):
+            _check_typed(inner, f"{key}.text_config.", where)
+
+
 def checked_value(key: str, value: Any, where: str) -> Any:
     """Validate a geometry value read from a config: a positive int (a positive number for eps).
 
@@ -26,13 +91,20 @@ def checked_value(key: str, value: Any, where: str) -> Any:
     """
     leaf = key.rsplit(".", 1)[-1]
     if leaf in FLOAT_KEYS:
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, (int, float))
+            or not math.isfinite(value)
+            or not value > 0
+        ):
             raise CheckpointFormatError(
-                f"{key} must be a positive number, got {value!r}", path=where
+                f"{key} must be a positive number, got {_short(value)}", path=where
             )
         return float(value)
     if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise CheckpointFormatError(f"{key} must be a positive integer, got {value!r}", path=where)
+        raise CheckpointFormatError(
+            f"{key} must be a positive integer, got {_short(value)}", path=where
+        )
     return value
 
 

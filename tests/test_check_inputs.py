@@ -112,7 +112,7 @@ def test_save_metadata_to_unwritable_places(tmp_path, repo_root):
     d2t, t2d = valid_vocab_map(128256, 32000)
     write_checkpoint(d, cfg, draft_specs(cfg, d2t=d2t, t2d=t2d))
     for target, why in (
-        (tmp_path / "file" / "x.json", "is not a directory"),
+        (tmp_path / "file" / "x.json", "not a directory"),
         (tmp_path / "nope" / "x.json", "does not exist"),
         (tmp_path, "is a directory"),
     ):

@@ -113,7 +113,7 @@ def header_longer_than_file(tmp: Path):
 
 def header_absurd(tmp: Path):
     path = single(tmp / "ck", {}, header_len=200 * 1024 * 1024)  # > 100 MB cap
-    return tmp / "ck", path, "exceeds"
+    return tmp / "ck", path, "over the 104857600-byte cap"
 
 
 def overlapping(tmp: Path):
@@ -261,17 +261,19 @@ def test_bad_input_cli_exit_2_one_line(tmp_path, case):
 
 
 def test_symlinked_shards_are_accepted(tmp_path):
-    """The HF cache stores snapshots/<sha>/<shard> as symlinks to ../../blobs/<hash>: only the
-    index NAME must stay inside the directory, not the link target."""
-    blobs = tmp_path / "blobs"
-    blobs.mkdir()
+    """The HF cache stores models--ORG--NAME/snapshots/<sha>/<shard> as symlinks to
+    ../../blobs/<hash> (huggingface_hub's cache layout): those links are followed."""
+    repo = tmp_path / "models--org--name"
+    blobs = repo / "blobs"
+    blobs.mkdir(parents=True)
     write_safetensors(blobs / "h1", [norm("a")])
     write_safetensors(blobs / "h2", [norm("b")])
-    root = tmp_path / "snap"
-    root.mkdir()
-    (root / "config.json").write_text(json.dumps(TINY_CONFIG))
-    (root / "model-1.safetensors").symlink_to("../blobs/h1")
-    (root / "model-2.safetensors").symlink_to("../blobs/h2")
+    (blobs / "h0").write_text(json.dumps(TINY_CONFIG))
+    root = repo / "snapshots" / ("a" * 40)
+    root.mkdir(parents=True)
+    (root / "config.json").symlink_to("../../blobs/h0")
+    (root / "model-1.safetensors").symlink_to("../../blobs/h1")
+    (root / "model-2.safetensors").symlink_to("../../blobs/h2")
     weight_map = {"a": "model-1.safetensors", "b": "model-2.safetensors"}
     (root / "model.safetensors.index.json").write_text(json.dumps({"weight_map": weight_map}))
     ck = open_checkpoint(str(root))

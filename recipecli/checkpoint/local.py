@@ -1,18 +1,35 @@
-"""Local checkpoint directories: config.json plus safetensors (single or sharded) or .bin files."""
+"""Local checkpoint directories: config.json plus safetensors (single or sharded) or .bin files.
+
+Every file is read through :mod:`recipecli.safeio` (regular files only, never blocking, bounded
+size and parse). Symlinks: a file of a checkpoint is read through a link only when the link
+stays inside the checkpoint directory, or -- for a Hugging Face cache snapshot
+(``models--ORG--NAME/snapshots/REV/``) -- leads into that same repo's ``blobs/`` (how the cache
+stores files: https://huggingface.co/docs/huggingface_hub/guides/manage-cache). Anything else
+is refused with a message that names the link, never the target's content.
+"""
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping
 from itertools import repeat
 from operator import sub
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from recipecli.checkpoint.model import Checkpoint, SourceKind, TensorInfo
 from recipecli.checkpoint.safetensors_header import IO_STATS, read_file_columns
+from recipecli.configcheck import validate_config_types
 from recipecli.errors import CheckpointFormatError, MissingDependencyError, SourceError
+from recipecli.safeio import loads_json, open_regular, pread_exact, read_regular, stat_regular
+
+#: Largest config.json read (configs are a few KB)
+MAX_CONFIG_BYTES = 16 * 1024 * 1024
+#: Largest weight index read (DeepSeek-V3's, 92k entries: ~9 MB)
+MAX_INDEX_BYTES = 256 * 1024 * 1024
+#: Largest snapshot or other JSON file read
+MAX_JSON_FILE_BYTES = 512 * 1024 * 1024
 
 SAFE_INDEX = "model.safetensors.index.json"
 SAFE_SINGLE = "model.safetensors"
@@ -20,25 +37,81 @@ BIN_INDEX = "pytorch_model.bin.index.json"
 BIN_SINGLE = "pytorch_model.bin"
 
 
-def read_json_file(path: Path, *, what: str = "JSON") -> Any:
-    """Parse a JSON file, raising :class:`CheckpointFormatError` that names it."""
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise SourceError(f"cannot read {what} ({exc.strerror})", path=str(path)) from None
+def read_json_file(path: Path, *, what: str = "JSON", max_bytes: int = MAX_JSON_FILE_BYTES) -> Any:
+    """Parse a JSON file (regular files only, bounded size and depth), errors naming it.
+
+    Raises:
+        CheckpointFormatError: not a regular file, unreadable, too large, malformed, too deep.
+    """
+    raw = read_regular(path, what=what, error=CheckpointFormatError, max_bytes=max_bytes)
     IO_STATS.bytes_read += len(raw)
-    try:
-        return json.loads(raw)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise CheckpointFormatError(f"malformed {what}: {exc}", path=str(path)) from None
+    return loads_json(raw, where=str(path), what=what, error=CheckpointFormatError)
 
 
 def read_config(path: Path) -> dict[str, Any]:
-    """Read ``config.json``; it must be a JSON object."""
-    config = read_json_file(path, what="config.json")
+    """Read ``config.json``; it must be a JSON object whose common keys have the right types.
+
+    Raises:
+        CheckpointFormatError: see :func:`read_json_file` and
+            :func:`recipecli.configcheck.validate_config_types`.
+    """
+    config = read_json_file(path, what="config.json", max_bytes=MAX_CONFIG_BYTES)
     if not isinstance(config, dict):
         raise CheckpointFormatError("config.json is not a JSON object", path=str(path))
+    validate_config_types(config, str(path))
     return config
+
+
+def _allowed_roots(root: Path) -> tuple[str, ...]:
+    """Real directories a checkpoint's links may lead into: itself, plus the repo's ``blobs/``
+    when it is a Hugging Face cache snapshot (``models--ORG--NAME/snapshots/REV``)."""
+    real = os.path.realpath(root)
+    snapshots = os.path.dirname(real)
+    repo = os.path.dirname(snapshots)
+    roots = [real]
+    if os.path.basename(snapshots) == "snapshots" and os.path.basename(repo).startswith(
+        ("models--", "datasets--", "spaces--")
+    ):
+        roots.append(os.path.join(repo, "blobs"))
+    return tuple(roots)
+
+
+def member_path(root: Path, name: str, *, what: str = "file", roots: tuple[str, ...] = ()) -> str:
+    """The path of file ``name`` of checkpoint ``root``, after the symlink rule.
+
+    Args:
+        root: the checkpoint directory.
+        name: a relative file name inside it (already checked lexically).
+        what: what the file is, for messages.
+        roots: :func:`_allowed_roots` of ``root`` (computed when empty).
+
+    Raises:
+        CheckpointFormatError: the file (or a folder on its way) is a symlink that leads
+            outside the checkpoint and outside the HF cache's ``blobs/`` of the same repo.
+    """
+    path = os.path.join(root, name)
+    real = os.path.realpath(path)
+    for allowed in roots or _allowed_roots(root):
+        if real.startswith(allowed + os.sep):
+            return path
+    raise CheckpointFormatError(
+        f"{what} is a symlink that leads outside the checkpoint",
+        path=path,
+        hint="recipecli follows a checkpoint's links only inside its directory or into the HF "
+        "cache's blobs/ of the same repo; copy the file into the checkpoint",
+    )
+
+
+def _listing(root: Path) -> frozenset[str]:
+    """Names in a checkpoint directory (one ``listdir``, so an unreadable one is one line)."""
+    try:
+        return frozenset(os.listdir(root))
+    except OSError as exc:
+        raise SourceError(
+            f"cannot read the checkpoint directory ({exc.strerror})",
+            path=str(root),
+            hint="check its permissions",
+        ) from None
 
 
 def _safe_shard_path(root: Path, shard: Any, index_path: Path) -> str:
@@ -65,9 +138,15 @@ def _safe_shard_path(root: Path, shard: Any, index_path: Path) -> str:
 
 
 def read_weight_map(root: Path, index_name: str) -> dict[str, str]:
-    """Read ``weight_map`` of an index file: tensor name -> shard file (validated, relative)."""
-    index_path = root / index_name
-    index = read_json_file(index_path, what="weight index")
+    """Read ``weight_map`` of an index file: tensor name -> shard file (validated, relative).
+
+    Raises:
+        CheckpointFormatError: malformed index, a shard name leaving the directory, a shard
+            that is missing, not a regular file, or a symlink leading outside the checkpoint.
+    """
+    roots = _allowed_roots(root)
+    index_path = Path(member_path(root, index_name, what="weight index", roots=roots))
+    index = read_json_file(index_path, what="weight index", max_bytes=MAX_INDEX_BYTES)
     if not isinstance(index, dict) or not isinstance(index.get("weight_map"), dict):
         raise CheckpointFormatError("index has no 'weight_map' object", path=str(index_path))
     raw_map: dict[str, Any] = index["weight_map"]
@@ -79,12 +158,14 @@ def read_weight_map(root: Path, index_name: str) -> dict[str, str]:
         _safe_shard_path(root, shard, index_path)
     weight_map: dict[str, str] = dict(raw_map)
     for shard in sorted(set(weight_map.values())):
-        if not (root / shard).is_file():
+        if not os.path.lexists(root / shard):
             raise CheckpointFormatError(
                 f"weight_map names shard {shard!r}, which is missing",
                 path=str(index_path),
                 hint="download the missing shard or fix the index",
             )
+        shard_path = member_path(root, shard, what="shard", roots=roots)
+        stat_regular(shard_path, what="shard", error=CheckpointFormatError)
     return weight_map
 
 
@@ -132,50 +213,70 @@ def _raise_shard_disagreement(
 
 
 def load_safetensors_dir(
-    root: Path, *, source: str, kind: SourceKind = "local", revision: str | None = None
+    root: Path,
+    *,
+    source: str,
+    kind: SourceKind = "local",
+    revision: str | None = None,
+    names: frozenset[str] | None = None,
 ) -> Checkpoint:
     """Build a :class:`Checkpoint` from a directory of safetensors files, reading headers only.
 
+    Args:
+        root: the checkpoint directory.
+        source, kind, revision: recorded in the :class:`Checkpoint`.
+        names: the directory listing, when the caller already has it.
+
     Raises:
-        CheckpointFormatError: malformed index or headers, shards missing or outside the directory,
-            a tensor in the index but not in its shard or the reverse.
+        CheckpointFormatError: malformed index or headers, shards missing or outside the
+            directory (by name or by symlink), a file that is not a regular file, a tensor in the
+            index but not in its shard or the reverse.
+        SourceError: the directory cannot be listed.
     """
-    config = read_config(root / "config.json")
-    index_path = root / SAFE_INDEX
+    names = _listing(root) if names is None else names
+    roots = _allowed_roots(root)
+    config = read_config(Path(member_path(root, "config.json", what="config.json", roots=roots)))
     weight_map: dict[str, str] | None = None
-    if index_path.is_file():
+    if SAFE_INDEX in names:
         weight_map = read_weight_map(root, SAFE_INDEX)
         shards = _ordered_unique(sorted(weight_map.values()))
-    elif (root / SAFE_SINGLE).is_file():
+    elif SAFE_SINGLE in names:
         shards = [SAFE_SINGLE]
     else:
-        shards = sorted(p.name for p in root.glob("*.safetensors"))
+        shards = sorted(n for n in names if n.endswith(".safetensors"))
 
     tensors: dict[str, TensorInfo] = {}
-    begins: dict[str, int] = {}  # tensor -> absolute file offset of its data
-    shard_paths = {shard: str(root / shard) for shard in shards}
+    shard_paths = {shard: member_path(root, shard, what="shard", roots=roots) for shard in shards}
+    # per shard: (names, absolute data offsets); the name -> offset map is built on first use
+    offsets: list[tuple[list[str], list[int]]] = []
     for shard in shards:
         shard_path = shard_paths[shard]
         cols, data_start = read_file_columns(shard_path)
-        names = cols.names
-        misplaced = weight_map is not None and list(map(weight_map.get, names)) != [shard] * len(
-            names
-        )
-        if misplaced or not tensors.keys().isdisjoint(names):
-            _raise_shard_disagreement(names, shard, shard_path, weight_map, tensors)
+        shard_names = cols.names
+        misplaced = weight_map is not None and list(map(weight_map.get, shard_names)) != [
+            shard
+        ] * len(shard_names)
+        if misplaced or not tensors.keys().isdisjoint(shard_names):
+            _raise_shard_disagreement(shard_names, shard, shard_path, weight_map, tensors)
         nbytes = list(map(sub, cols.ends, cols.begins))
-        infos = map(TensorInfo, names, cols.dtypes, cols.shapes, nbytes, repeat(shard))
-        tensors.update(zip(names, infos, strict=True))
-        begins.update(zip(names, [data_start + b for b in cols.begins], strict=True))
+        infos = map(TensorInfo, shard_names, cols.dtypes, cols.shapes, nbytes, repeat(shard))
+        tensors.update(zip(shard_names, infos, strict=True))
+        offsets.append((shard_names, [data_start + b for b in cols.begins]))
+        del cols, nbytes
     # every tensor read is in the index (checked above), so one is missing iff the counts differ
     if weight_map is not None and len(tensors) != len(weight_map):
         check_index_covered(root, weight_map, tensors)
 
+    begins: dict[str, int] = {}
+
     def read_raw(info: TensorInfo) -> bytes:
+        if not begins:
+            for shard_names, starts in offsets:
+                begins.update(zip(shard_names, starts, strict=True))
         path, offset = shard_paths[info.shard], begins[info.name]
-        fd = os.open(path, os.O_RDONLY)
+        fd, _ = open_regular(path, what="shard", error=CheckpointFormatError)
         try:
-            data = os.pread(fd, info.nbytes, offset)
+            data = pread_exact(fd, info.nbytes, offset)
         finally:
             os.close(fd)
         IO_STATS.bytes_read += len(data)
@@ -187,7 +288,7 @@ def load_safetensors_dir(
         source=source,
         kind=kind,
         config=config,
-        tensors=tensors,
+        tensors=MappingProxyType(tensors),
         weight_format="safetensors" if shards else "none",
         shards=tuple(shards),
         root=str(root),
@@ -226,22 +327,48 @@ def _import_torch(path: Path | None = None) -> Any:
 
 
 def load_torch_state(path: Path) -> Mapping[str, Any]:
-    """``torch.load(path, weights_only=True, mmap=True)``: tensors are mapped, not read."""
+    """``torch.load(path, weights_only=True, mmap=True)``: tensors are mapped, not read.
+
+    Returns:
+        the state dict: tensor name (str) -> ``torch.Tensor``.
+
+    Raises:
+        CheckpointFormatError: not a regular file, not loadable with ``weights_only=True``, or
+            not a flat state dict of tensors (a training checkpoint nesting the model's state
+            under a key, or an int, is named as such).
+    """
+    stat_regular(path, what=".bin file", error=CheckpointFormatError)  # a FIFO would block torch
     torch = _import_torch(path)
     try:
         state = torch.load(str(path), map_location="cpu", weights_only=True, mmap=True)
     except Exception as exc:  # torch raises many types for corrupt pickles
+        first = (str(exc).splitlines() or [""])[0][:200]
         raise CheckpointFormatError(
-            f"cannot load .bin with weights_only=True ({type(exc).__name__}: {str(exc).splitlines()[0][:200]})",
+            f"cannot load .bin with weights_only=True ({type(exc).__name__}: {first})",
             path=str(path),
         ) from None
     if not isinstance(state, Mapping):
-        raise CheckpointFormatError(".bin file does not hold a state dict", path=str(path))
+        raise CheckpointFormatError(
+            f".bin file holds {type(state).__name__}, not a state dict of tensors",
+            path=str(path),
+        )
+    for name, value in state.items():
+        if not isinstance(name, str) or not isinstance(value, torch.Tensor):
+            raise CheckpointFormatError(
+                f".bin state dict entry {str(name)[:80]!r} is {type(value).__name__}, not a tensor",
+                path=str(path),
+                hint="a training checkpoint? save model.state_dict() (a flat name -> tensor dict)",
+            )
     return state
 
 
 def load_bin_dir(
-    root: Path, *, source: str, kind: SourceKind = "local", revision: str | None = None
+    root: Path,
+    *,
+    source: str,
+    kind: SourceKind = "local",
+    revision: str | None = None,
+    names: frozenset[str] | None = None,
 ) -> Checkpoint:
     """Build a :class:`Checkpoint` from ``pytorch_model.bin`` (single or sharded, with index).
 
@@ -249,11 +376,15 @@ def load_bin_dir(
 
     Raises:
         MissingDependencyError: torch is not installed.
-        CheckpointFormatError: malformed index, missing shard, or index/shard disagreement.
+        CheckpointFormatError: malformed index, missing shard, a file that is not a regular
+            file or links outside the checkpoint, not a state dict of tensors, or index/shard
+            disagreement.
     """
-    config = read_config(root / "config.json")
+    names = _listing(root) if names is None else names
+    roots = _allowed_roots(root)
+    config = read_config(Path(member_path(root, "config.json", what="config.json", roots=roots)))
     weight_map: dict[str, str] | None = None
-    if (root / BIN_INDEX).is_file():
+    if BIN_INDEX in names:
         weight_map = read_weight_map(root, BIN_INDEX)
         shards = _ordered_unique(sorted(weight_map.values()))
     else:
@@ -261,13 +392,14 @@ def load_bin_dir(
     tensors: dict[str, TensorInfo] = {}
     states: dict[str, Mapping[str, Any]] = {}
     for shard in shards:
-        state = load_torch_state(root / shard)
+        shard_path = Path(member_path(root, shard, what=".bin file", roots=roots))
+        state = load_torch_state(shard_path)
         states[shard] = state
         for name, t in state.items():
             if weight_map is not None and weight_map.get(name) != shard:
                 raise CheckpointFormatError(
                     f"tensor {name!r} is in shard {shard!r} but the index does not put it there",
-                    path=str(root / shard),
+                    path=str(shard_path),
                 )
             dtype = TORCH_TO_SAFETENSORS.get(str(t.dtype), str(t.dtype))
             shape = tuple(int(d) for d in t.shape)
@@ -295,10 +427,18 @@ def load_bin_dir(
     )
 
 
+def _has_weights(names: frozenset[str]) -> bool:
+    return bool(names & {SAFE_INDEX, SAFE_SINGLE, BIN_INDEX, BIN_SINGLE}) or any(
+        n.endswith(".safetensors") for n in names
+    )
+
+
 def has_weights(root: Path) -> bool:
-    """True when ``root`` holds weight files recipecli can read."""
-    names = (SAFE_INDEX, SAFE_SINGLE, BIN_INDEX, BIN_SINGLE)
-    return any((root / n).is_file() for n in names) or any(root.glob("*.safetensors"))
+    """True when ``root`` holds weight files recipecli can read (False when it cannot be read)."""
+    try:
+        return _has_weights(frozenset(os.listdir(root)))
+    except OSError:
+        return False
 
 
 def load_local_dir(
@@ -307,24 +447,27 @@ def load_local_dir(
     """Load a local checkpoint directory, preferring safetensors over ``.bin``.
 
     Raises:
-        SourceError: no ``config.json`` in the directory.
+        SourceError: the directory cannot be listed, or holds no ``config.json``.
+        CheckpointFormatError: see :func:`load_safetensors_dir` and :func:`load_bin_dir`.
     """
-    if not (root / "config.json").is_file():
+    names = _listing(root)
+    if "config.json" not in names:
         raise SourceError(
             "directory has no config.json",
             path=str(root),
             hint="point at the checkpoint directory (the one holding config.json)",
         )
-    safetensors_present = (
-        (root / SAFE_INDEX).is_file()
-        or (root / SAFE_SINGLE).is_file()
-        or any(root.glob("*.safetensors"))
-    )
-    if not safetensors_present and ((root / BIN_INDEX).is_file() or (root / BIN_SINGLE).is_file()):
-        return load_bin_dir(root, source=source, kind=kind, revision=revision)
-    return load_safetensors_dir(root, source=source, kind=kind, revision=revision)
+    safetensors_present = SAFE_INDEX in names or any(n.endswith(".safetensors") for n in names)
+    if not safetensors_present and (BIN_INDEX in names or BIN_SINGLE in names):
+        return load_bin_dir(root, source=source, kind=kind, revision=revision, names=names)
+    return load_safetensors_dir(root, source=source, kind=kind, revision=revision, names=names)
 
 
 def config_only(path: Path, config: Mapping[str, Any], *, source: str) -> Checkpoint:
-    """A checkpoint with a config and no tensor table (a bare ``config.json`` file)."""
+    """A checkpoint with a config and no tensor table (a bare ``config.json`` file).
+
+    Raises:
+        CheckpointFormatError: see :func:`recipecli.configcheck.validate_config_types`.
+    """
+    validate_config_types(config, str(path))
     return Checkpoint(source=source, kind="config", config=config, tensors={}, root=str(path))

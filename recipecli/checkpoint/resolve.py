@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import stat
 from pathlib import Path
 
 from recipecli.checkpoint.hub import load_repo, looks_like_repo_id
@@ -9,6 +11,22 @@ from recipecli.checkpoint.local import config_only, load_local_dir, read_json_fi
 from recipecli.checkpoint.model import Checkpoint
 from recipecli.checkpoint.snapshot import is_snapshot, load_snapshot
 from recipecli.errors import CheckpointFormatError, SourceError
+
+
+def _mode(path: Path) -> int | None:
+    """``st_mode`` of ``path`` (links followed), None when it does not exist.
+
+    Raises:
+        SourceError: it exists but cannot be examined (a folder on the way is not searchable).
+    """
+    try:
+        return os.stat(path).st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except ValueError:  # an embedded NUL byte
+        raise SourceError("the path holds a NUL byte", path=repr(str(path))[1:-1]) from None
+    except OSError as exc:
+        raise SourceError(f"cannot read it ({exc.strerror})", path=str(path)) from None
 
 
 def open_checkpoint(
@@ -42,9 +60,10 @@ def open_checkpoint(
             "empty SOURCE", hint="give a directory, a snapshot .json or an org/name repo id"
         )
     path = Path(source).expanduser()
-    if path.is_dir():
+    mode = _mode(path)
+    if mode is not None and stat.S_ISDIR(mode):
         return load_local_dir(path, source=source)
-    if path.is_file():
+    if mode is not None:  # read_json_file refuses FIFOs, devices and sockets without blocking
         data = read_json_file(path, what="JSON file") if path.suffix == ".json" else None
         if data is None:
             raise SourceError(
@@ -60,7 +79,8 @@ def open_checkpoint(
             "JSON file is neither a recipecli snapshot nor a config.json", path=source
         )
     first = Path(source.split("/", 1)[0]).expanduser()
-    if looks_like_repo_id(source) and first.is_dir():
+    first_mode = _mode(first)
+    if looks_like_repo_id(source) and first_mode is not None and stat.S_ISDIR(first_mode):
         raise SourceError(
             f"no such directory (the local directory {first} exists, so this is read as a path, "
             "not a Hub repo id)",

@@ -22,7 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from recipecli.checkpoint.model import Checkpoint, TensorInfo
-from recipecli.checkpoint.safetensors_header import tensor_nbytes
+from recipecli.checkpoint.safetensors_header import DTYPE_BITS, tensor_nbytes
+from recipecli.configcheck import validate_config_types
 from recipecli.errors import CheckpointFormatError
 
 SNAPSHOT_KEY = "recipecli_snapshot"
@@ -54,72 +55,118 @@ def is_snapshot(data: Any) -> bool:
     return isinstance(data, dict) and SNAPSHOT_KEY in data
 
 
+def _fail(message: str, where: str) -> CheckpointFormatError:
+    return CheckpointFormatError(
+        message, path=where, hint="write it again with recipecli inspect --save-metadata"
+    )
+
+
+def _short(value: Any, limit: int = 40) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _optional_str(data: dict[str, Any], key: str, where: str) -> str | None:
+    value = data.get(key)
+    if value is not None and not isinstance(value, str):
+        raise _fail(f"snapshot {key!r} must be a string, got {type(value).__name__}", where)
+    return value
+
+
 def load_snapshot(data: dict[str, Any], *, path: Path, source: str) -> Checkpoint:
-    """Build a :class:`Checkpoint` from a parsed snapshot, validating every entry.
+    """Build a :class:`Checkpoint` from a parsed snapshot, validating every entry by type first.
 
     Raises:
-        CheckpointFormatError: unknown version, missing config, malformed tensor entries or
-            values whose length disagrees with dtype x shape.
+        CheckpointFormatError: unknown version; a missing or mistyped config (see
+            :func:`recipecli.configcheck.validate_config_types`); ``tensors``/``values`` not
+            objects; a tensor entry whose dtype is not a safetensors dtype, whose shape is not a
+            list of non-negative integers, or whose bytes disagree with dtype x shape; values that
+            are not base64 or whose length disagrees; ``shards`` not a list of strings;
+            ``revision``/``source``/``note`` not strings; an unknown ``weight_format``.
     """
     where = str(path)
     if data.get(SNAPSHOT_KEY) != SNAPSHOT_VERSION:
         raise CheckpointFormatError(
-            f"unsupported snapshot version {data.get(SNAPSHOT_KEY)!r} (expected {SNAPSHOT_VERSION})",
+            f"unsupported snapshot version {_short(data.get(SNAPSHOT_KEY))} "
+            f"(expected {SNAPSHOT_VERSION})",
             path=where,
         )
     config = data.get("config")
     if not isinstance(config, dict):
-        raise CheckpointFormatError("snapshot has no 'config' object", path=where)
+        raise _fail("snapshot has no 'config' object", where)
+    validate_config_types(config, where)
     raw_tensors = data.get("tensors", {})
     raw_values = data.get("values", {})
     if not isinstance(raw_tensors, dict) or not isinstance(raw_values, dict):
-        raise CheckpointFormatError("snapshot 'tensors'/'values' must be objects", path=where)
+        raise _fail("snapshot 'tensors'/'values' must be objects", where)
     tensors: dict[str, TensorInfo] = {}
     for name, entry in raw_tensors.items():
-        try:
-            dtype = entry["dtype"]
-            shape = tuple(int(d) for d in entry["shape"])
-            shard = str(entry.get("shard", ""))
-        except (KeyError, TypeError, ValueError):
-            raise CheckpointFormatError(
-                f"snapshot tensor {name!r} is malformed", path=where
-            ) from None
-        nbytes = tensor_nbytes(dtype, shape, where=where)
-        if "bytes" in entry and entry["bytes"] != nbytes:
-            raise CheckpointFormatError(
-                f"snapshot tensor {name!r}: bytes {entry['bytes']} != {dtype} x {list(shape)} = {nbytes}",
-                path=where,
+        if not isinstance(entry, dict):
+            raise _fail(f"snapshot tensor {name!r} is not an object", where)
+        dtype = entry.get("dtype")
+        if not isinstance(dtype, str) or dtype not in DTYPE_BITS:
+            raise _fail(f"snapshot tensor {name!r} has unknown dtype {_short(dtype)}", where)
+        shape = entry.get("shape")
+        if not (
+            isinstance(shape, list)
+            and all(type(d) is int and d >= 0 for d in shape)  # bools and floats refused
+        ):
+            raise _fail(
+                f"snapshot tensor {name!r}: shape must be a list of non-negative integers, "
+                f"got {_short(shape)}",
+                where,
             )
-        tensors[name] = TensorInfo(name, dtype, shape, nbytes, shard)
+        shard = entry.get("shard", "")
+        if not isinstance(shard, str):
+            raise _fail(f"snapshot tensor {name!r}: shard must be a string", where)
+        nbytes = tensor_nbytes(dtype, tuple(shape), where=where)
+        if "bytes" in entry and (type(entry["bytes"]) is not int or entry["bytes"] != nbytes):
+            raise _fail(
+                f"snapshot tensor {name!r}: bytes {_short(entry['bytes'])} != {dtype} x "
+                f"{shape} = {nbytes}",
+                where,
+            )
+        tensors[name] = TensorInfo(name, dtype, tuple(shape), nbytes, shard)
     values: dict[str, bytes] = {}
     for name, b64 in raw_values.items():
         if name not in tensors:
-            raise CheckpointFormatError(f"snapshot value for unknown tensor {name!r}", path=where)
+            raise _fail(f"snapshot value for unknown tensor {name!r}", where)
+        if not isinstance(b64, str):
+            raise _fail(f"snapshot value of {name!r} is not a base64 string", where)
         try:
             raw = base64.b64decode(b64, validate=True)
         except (ValueError, TypeError):
-            raise CheckpointFormatError(
-                f"snapshot value of {name!r} is not base64", path=where
-            ) from None
+            raise _fail(f"snapshot value of {name!r} is not base64", where) from None
         if len(raw) != tensors[name].nbytes:
-            raise CheckpointFormatError(
+            raise _fail(
                 f"snapshot value of {name!r} has {len(raw)} bytes, expected {tensors[name].nbytes}",
-                path=where,
+                where,
             )
         values[name] = raw
-    notes = (str(data["note"]),) if data.get("note") else ()
+    shards = data.get("shards", [])
+    if not isinstance(shards, list) or not all(isinstance(x, str) for x in shards):
+        raise _fail(f"snapshot 'shards' must be a list of strings, got {_short(shards)}", where)
+    weight_format = data.get("weight_format", "safetensors" if tensors else "none")
+    if weight_format not in ("safetensors", "bin", "none"):
+        raise _fail(
+            f"snapshot weight_format must be safetensors, bin or none, got {_short(weight_format)}",
+            where,
+        )
+    revision = _optional_str(data, "revision", where)
+    origin = _optional_str(data, "source", where)
+    note = _optional_str(data, "note", where)
     return Checkpoint(
         source=source,
         kind="snapshot",
         config=config,
         tensors=tensors,
-        weight_format=data.get("weight_format", "safetensors" if tensors else "none"),
-        shards=tuple(data.get("shards", ())),
+        weight_format=weight_format,
+        shards=tuple(shards),
         root=where,
-        revision=data.get("revision"),
+        revision=revision,
         values=values,
-        notes=notes,
-        origin=str(data["source"]) if data.get("source") else None,
+        notes=(note,) if note else (),
+        origin=origin or None,
     )
 
 
