@@ -33,6 +33,13 @@ def _parse_labels(text: str | None) -> tuple[str, str]:
     return parts[0], parts[1]
 
 
+def _globbed(paths) -> list[str]:
+    """``paths`` with quoted globs expanded (what report will read), for the early -o check."""
+    import glob
+
+    return [q for p in paths for q in ([p] if glob.escape(p) == p else sorted(glob.glob(p)))]
+
+
 def _roles(base, cand, eval_a, eval_b) -> list[tuple[str, str]]:
     return [
         *(("baseline bench file", p) for p in base),
@@ -160,7 +167,7 @@ def command(
             "need a baseline and a candidate bench file",
             hint="recipecli report BASELINE.json CANDIDATE.json, or -a FILE -b FILE",
         )
-    given = _roles(base, cand, eval_a, eval_b)
+    given = _roles(*(_globbed(p) for p in (base, cand, eval_a, eval_b)))
     outputs = _outputs(output, plot)
     for path, where in outputs.items():  # refuse a bad -o/--plot before any work
         prepare_file(path, inputs=_input_list(given, outputs, path), **where)
