@@ -349,3 +349,20 @@ def test_text_overrides_set_value_is_json_else_text():
             "sparse_attention_config": {"a": [1, 2]},
         }
     }
+
+
+def test_tokenspeed_text_config_key_on_a_plain_config_is_an_error(tmp_path):
+    # tokenspeed f4d8ec6e: the same hf_overrides reach the draft (event_loop.py
+    # _load_model_config); text_config.update({"text_config": {...}}) on the draft's plain
+    # LlamaConfig leaves a dict attribute that get_hf_text_config rejects ("text_config must
+    # define num_attention_heads") at start-up
+    from recipecli.errors import RecipeError
+
+    path = recipe(tmp_path, "flat-llama", "tokenspeed")
+    sets = ['hf-overrides={"text_config": {"rope_theta": 1.0}}']
+    with pytest.raises(RecipeError, match="fails at startup"):
+        render_command(path, "tokenspeed", sets=sets)
+    # on a wrapper the nested form is read as the text keys it names, rendered flat
+    wrapped = recipe(tmp_path, "wrapped-minimax", "tokenspeed")
+    r = render_command(wrapped, "tokenspeed", sets=sets)
+    assert hf_value(r.argv) == {"rope_theta": 1.0}

@@ -118,9 +118,12 @@ ENGINE_FLAG_KEYS: frozenset[str] = frozenset(
     }
 )
 
-# tokenspeed: --hf-overrides also reaches the draft config; these break the EAGLE3 draft (§5).
+# tokenspeed: --hf-overrides also reaches the draft config (lightseekorg/tokenspeed f4d8ec6e
+# runtime/engine/event_loop.py _load_model_config passes server_args.hf_overrides to the draft's
+# ModelConfig too); overriding these target sizes rewrites the EAGLE3 draft's as well
+# (docs/engines/tokenspeed.md#hf-overrides).
 TOKENSPEED_DRAFT_SHARED_KEYS: frozenset[str] = frozenset(
-    {"num_hidden_layers", "vocab_size", "hidden_size"}
+    {"num_hidden_layers", "vocab_size", "hidden_size", "max_position_embeddings"}
 )
 
 # lm-eval --model type per endpoint (§4, lm-eval #3125: mixing them -> "Field required: messages").

@@ -30,6 +30,8 @@ The merged text keys are then placed where the engine reads them:
 Findings (codes are a public interface): ``recipe.override_is_engine_flag`` (error: an engine flag
 such as ``max_model_len`` inside the overrides, which no engine reads there),
 ``recipe.override_dropped`` (error: a key the engine would set where nothing reads it),
+``recipe.override_breaks_draft`` (error, tokenspeed: a ``text_config`` key reaches the draft's
+plain config and fails tokenspeed's start-up),
 ``recipe.override_unknown_key`` (error: a key the target's transformers config class does not
 have), ``recipe.override_conflict`` (error: one key given flat and nested in one source),
 ``recipe.override_absent`` (warning: a key a remote-code config lacks), ``recipe.override_hits_draft``
@@ -74,9 +76,16 @@ BASE_CONFIG_FIELDS: frozenset[str] = frozenset(
     }
 )
 
+# Wrapper keys: a dict under one of them on a target that has no such sub-config is not a
+# text-config override (tokenspeed: get_hf_text_config looks for these attributes).
+WRAPPER_KEYS: frozenset[str] = frozenset(
+    {"text_config", "language_config", "thinker_config", "llm_config"}
+)
+
 #: Error codes of overrides the engine would not apply: ``--force`` renders them anyway.
 FORCEABLE_CODES: frozenset[str] = frozenset(
     {
+        "recipe.override_breaks_draft",
         "recipe.override_is_engine_flag",
         "recipe.override_dropped",
         "recipe.override_unknown_key",
@@ -313,6 +322,20 @@ def place_overrides(
                 key,
                 f"{src.label}: {key} is an engine flag, not a model-config field: the engine "
                 f"ignores it inside --hf-overrides; set serve.{key} or the engine arg instead",
+                src,
+            )
+            if not force:
+                text.pop(key)
+            continue
+        if engine == "tokenspeed" and key in WRAPPER_KEYS:
+            add(
+                "recipe.override_breaks_draft",
+                "error",
+                key,
+                f"{src.label}: tokenspeed applies --hf-overrides to the draft config too, flat: "
+                f"a {key} key sets that attribute on the draft's LlamaConfig, and tokenspeed's "
+                f"get_hf_text_config then fails at startup ('text_config must define "
+                f"num_attention_heads'); give the text-config keys flat",
                 src,
             )
             if not force:
