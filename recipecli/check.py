@@ -121,6 +121,23 @@ def rule_format(ctx: PairContext) -> Iterable[Finding]:
     )
 
 
+@rule("norm.output_meaning", source=_doc("norm-flags", "speculators PR #610"))
+def rule_norm_output(ctx: PairContext) -> Iterable[Finding]:
+    """``norm_output`` has two meanings: SpecForge's "norm before the head" and Eagle 3.1's
+    post-norm chaining, which is how vLLM (``LlamaModel.forward``) and tokenspeed read it."""
+    d = ctx.draft
+    if d.norm_output is not None:
+        yield _f(
+            "norm.output_meaning",
+            "info",
+            f"norm_output={d.norm_output} read as '{d.norm_output_meaning}' for format {d.format}; vLLM and "
+            "tokenspeed read it as Eagle 3.1 post-norm chaining",
+            _doc("norm-flags", "speculators PR #610"),
+            norm_output=d.norm_output,
+            meaning=d.norm_output_meaning,
+        )
+
+
 # --------------------------------------------------------------------------- vocabulary
 
 

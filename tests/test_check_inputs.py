@@ -66,7 +66,18 @@ def test_badly_typed_wrapped_target_names_the_dotted_key(tmp_path):
 def test_draft_directory_without_weights_is_not_ready(tmp_path, repo_root):
     cfg = load_fixture_config("SafeAILab__EAGLE3-traineagle3-config")
     (tmp_path / "config.json").write_text(json.dumps(cfg))
-    proc = run("check", EXAMPLE_TARGET, str(tmp_path), "--kernel", "skip", "--json", cwd=repo_root)
+    # vLLM only: tokenspeed also refuses this draft's architecture (LlamaForCausalLM + NextN)
+    proc = run(
+        "check",
+        EXAMPLE_TARGET,
+        str(tmp_path),
+        "--engine",
+        "vllm",
+        "--kernel",
+        "skip",
+        "--json",
+        cwd=repo_root,
+    )
     assert proc.returncode == 1
     doc = json.loads(proc.stdout)
     errs = [f for f in doc["findings"] if f["severity"] == "error"]
@@ -82,6 +93,8 @@ def test_bare_config_draft_says_what_was_not_checked(tmp_path, repo_root):
         "check",
         EXAMPLE_TARGET,
         str(tmp_path / "config.json"),
+        "--engine",
+        "vllm",
         "--kernel",
         "skip",
         "--json",

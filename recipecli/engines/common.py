@@ -8,7 +8,7 @@ engine model decides when and how they apply, so nothing here names an engine.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,6 +16,7 @@ import numpy as np
 
 from recipecli.draft import LAYER_ROLES, DraftModel, is_known_extra, known_roles
 from recipecli.engines.base import EngineRun, PairContext, load_data
+from recipecli.findings import Finding
 
 VOCAB_PADDING = 64
 DTYPE_BYTES: Mapping[str, int] = {
@@ -326,3 +327,83 @@ TRAINED_CONVENTION: Mapping[str, str] = {
     "C": "layer-output",
     "A": "layer-output",
 }
+
+
+def optional_shapes(
+    d: DraftModel, H: int, V: int | None, Vd: int | None
+) -> dict[str, tuple[int, ...]]:
+    """Weights both engines allocate but may fill from the target instead: ``lm_head`` [Vd, H]
+    and ``embed_tokens`` [V, H] (a shipped one is loaded first, so its shape must match)."""
+    out: dict[str, tuple[int, ...]] = {}
+    if Vd:
+        out[d.tensor("lm_head")] = (Vd, H)
+    if V:
+        out[d.tensor("embed_tokens")] = (V, H)
+    return out
+
+
+def shape_findings(
+    run: EngineRun, want: Mapping[str, tuple[int, ...]], engine: str, title: str, source: Any
+) -> Iterator[Finding]:
+    """Findings for checkpoint tensors whose shape differs from what the engine allocates.
+
+    An ``fc.weight`` of shape [H, m*Ht] with m != k is ``aux.count`` (the export fed m aux states,
+    the engine's config gives k); any other difference is ``shape.<role>``.
+    """
+    from recipecli.engines.base import finding
+
+    tensors = run.ctx.draft_ck.tensors
+    H, Ht, k = run.get("H"), run.get("Ht"), run.get("k")
+    for name, shape in want.items():
+        if name not in tensors or tuple(tensors[name].shape) == shape:
+            continue
+        found = tuple(tensors[name].shape)
+        if (
+            name.endswith("fc.weight")
+            and len(found) == 2
+            and found[0] == H
+            and Ht
+            and found[1] % Ht == 0
+        ):
+            m = found[1] // Ht
+            yield finding(
+                "aux.count",
+                "error",
+                engine,
+                f"fc takes {m} aux hidden states ({found[1]} = {m} x {Ht}) but {title} sizes it for k={k} "
+                f"({run.resolved['k'].origin}): the load fails on the fc shape; make the config give {m} "
+                "(the id count the engine reads for k)",
+                source,
+                tensor=name,
+                expected=list(shape),
+                found=list(found),
+                k=k,
+                fc_k=m,
+            )
+            continue
+        role = name.rsplit(".", 2)[-2] if name.endswith(".weight") else name
+        basis = ", ".join(
+            f"{key} {run.resolved[key].show()}"
+            for key in ("H", "nh", "nkv", "hd", "I", "k", "Ht", "Vd", "V")
+            if key in run.resolved
+        )
+        yield finding(
+            f"shape.{role}",
+            "error",
+            engine,
+            f"{name} has shape {list(found)} but {title} allocates {list(shape)} ({basis}): the load fails on "
+            "the shape; fix the config or the export",
+            source,
+            tensor=name,
+            expected=list(shape),
+            found=list(found),
+        )
+
+
+def fc_fits_k(run: EngineRun) -> bool:
+    """True when the checkpoint has no ``fc.weight`` or its input width is k * Ht (so a count
+    problem is the capture's, not the export's)."""
+    info = run.ctx.draft_ck.tensors.get(run.ctx.draft.tensor("fc"))
+    if info is None or len(info.shape) != 2:
+        return True
+    return info.shape[1] == run.get("k") * run.get("Ht")

@@ -22,9 +22,12 @@ from recipecli.engines.base import (
 )
 from recipecli.engines.common import (
     default_aux_layers,
+    fc_fits_k,
     heads_ok,
+    optional_shapes,
     pad64,
     resolve_geometry,
+    shape_findings,
     sharing_row,
     split_rows,
     trained_layers,
@@ -236,7 +239,7 @@ def draft_architecture(arch: str) -> tuple[str, str]:
     "b",
     "Draft architecture",
     sources=(GET_CONFIG, REGISTRY),
-    codes=("draft.arch_name", "draft.arch_unregistered"),
+    codes=("draft.arch_name",),
 )
 def step_architecture(run: EngineRun) -> Iterable[Finding]:
     """The draft's ``architectures[0]`` is renamed by ``get_config`` (``NextN`` appended unless the
@@ -264,7 +267,7 @@ def step_architecture(run: EngineRun) -> Iterable[Finding]:
         else f"does not register {arch!r}: the load fails with 'Model architectures [{arch!r}] are not supported for now'"
     )
     yield finding(
-        "draft.arch_unregistered",
+        "draft.arch_name",
         "error",
         NAME,
         f"tokenspeed looks up the draft as {arch!r} ({how}) and {why}; fix: {fix}",
@@ -432,7 +435,7 @@ def step_aux(run: EngineRun) -> Iterable[Finding]:
             captured=layers,
         )
     k = run.get("k")
-    if len(layers) != k and not run.stop:
+    if len(layers) != k and not bad and fc_fits_k(run):
         yield finding(
             "aux.count",
             "error",
@@ -603,22 +606,10 @@ def step_tensors(run: EngineRun) -> Iterable[Finding]:
             DRAFT_LOAD,
             missing=missing,
         )
-    for name, shape in want.items():
-        if name in tensors and tuple(tensors[name].shape) != shape:
-            if name.endswith("fc.weight") and d.Ht != H:
-                continue  # said above (hidden.tokenspeed_target_hidden)
-            role = name.rsplit(".", 2)[-2] if name.endswith(".weight") else name
-            yield finding(
-                f"shape.{role}",
-                "error",
-                NAME,
-                f"{name} has shape {list(tensors[name].shape)} but tokenspeed allocates {list(shape)}: the load "
-                "fails on a shape assertion; fix the config or the export",
-                (DRAFT_MODEL, DRAFT_LOAD),
-                tensor=name,
-                expected=list(shape),
-                found=list(tensors[name].shape),
-            )
+    shapes = {**want, **optional_shapes(d, H, run.get("V"), run.get("Vd"))}
+    if d.Ht != H:
+        shapes.pop(d.tensor("fc"), None)  # said above (hidden.tokenspeed_target_hidden)
+    yield from shape_findings(run, shapes, NAME, "tokenspeed", (DRAFT_MODEL, DRAFT_LOAD))
     extra = unexpected_tensors(ctx)
     if extra:
         shown = ", ".join(extra[:5]) + (" …" if len(extra) > 5 else "")

@@ -26,9 +26,12 @@ from recipecli.engines.base import (
 )
 from recipecli.engines.common import (
     default_aux_layers,
+    fc_fits_k,
     heads_ok,
+    optional_shapes,
     pad64,
     resolve_geometry,
+    shape_findings,
     sharing_row,
     split_rows,
     trained_layers,
@@ -309,7 +312,7 @@ def draft_architecture(cfg: dict, d: DraftModel, model_type: str) -> tuple[str, 
     "b",
     "Draft architecture",
     sources=(EAGLE_CFG, REGISTRY),
-    codes=("draft.arch_unregistered",),
+    codes=("draft.arch_name",),
 )
 def step_architecture(run: EngineRun) -> Iterable[Finding]:
     """The draft's ``architectures[0]`` is rewritten (``EAGLEConfig`` prefixes ``Eagle3`` unless the
@@ -323,7 +326,7 @@ def step_architecture(run: EngineRun) -> Iterable[Finding]:
         run.set("model_class", None, "not registered")
         known = ", ".join(sorted(drafts))
         yield finding(
-            "draft.arch_unregistered",
+            "draft.arch_name",
             "error",
             NAME,
             f"vLLM looks up the draft as {arch!r} ({how}), which it does not register as an EAGLE3 "
@@ -493,7 +496,7 @@ def step_aux(run: EngineRun) -> Iterable[Finding]:
             AUX_CAPTURE,
             ids=given,
         )
-    if run.get("use_aux") and len(layers) != k and not bad:
+    if run.get("use_aux") and len(layers) != k and not bad and fc_fits_k(run):
         yield finding(
             "aux.count",
             "error",
@@ -632,44 +635,10 @@ def step_tensors(run: EngineRun) -> Iterable[Finding]:
             (EAGLE3_LOAD, EAGLE3_MODEL),
             missing=missing,
         )
-    for name, shape in want.items():
-        if name in tensors and tuple(tensors[name].shape) != shape:
-            role = name.rsplit(".", 2)[-2] if name.endswith(".weight") else name
-            t = ctx.target
-            if (
-                name.endswith("fc.weight")
-                and t.H
-                and len(tensors[name].shape) == 2
-                and tensors[name].shape[1] % (run.get("Ht") or 1) == 0
-                and tensors[name].shape[0] == run.get("H")
-            ):
-                ck_k = tensors[name].shape[1] // run.get("Ht")
-                yield finding(
-                    "aux.count",
-                    "error",
-                    NAME,
-                    f"fc takes {ck_k} aux hidden states ({tensors[name].shape[1]} = {ck_k} x {run.get('Ht')}) but "
-                    f"vLLM sizes it for k={run.get('k')} ({run.resolved['k'].origin}): the load raises on the fc "
-                    f"shape; set num_aux_hidden_states to {ck_k}",
-                    (EAGLE3_MODEL, WEIGHTS_LOADER),
-                    tensor=name,
-                    expected=list(shape),
-                    found=list(tensors[name].shape),
-                    k=run.get("k"),
-                    fc_k=ck_k,
-                )
-                continue
-            yield finding(
-                f"shape.{role}",
-                "error",
-                NAME,
-                f"{name} has shape {list(tensors[name].shape)} but vLLM allocates {list(shape)} "
-                f"({_shape_basis(run)}): the load raises on the shape; fix the config or the export",
-                (EAGLE3_LAYER, WEIGHTS_LOADER),
-                tensor=name,
-                expected=list(shape),
-                found=list(tensors[name].shape),
-            )
+    shapes = {**want, **optional_shapes(ctx.draft, run.get("H"), run.get("V"), run.get("Vd"))}
+    yield from shape_findings(
+        run, shapes, NAME, "vLLM", (EAGLE3_LAYER, EAGLE3_MODEL, WEIGHTS_LOADER)
+    )
     # names vLLM has no parameter for
     extra = [n for n in unexpected_tensors(ctx)]
     if not run.get("use_aux"):
