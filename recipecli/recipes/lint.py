@@ -403,6 +403,23 @@ ENGINE_NEUTRAL: frozenset[str] = frozenset(
 """Override findings that do not depend on the engine (lint reports them once, engine ``any``)."""
 
 
+def _local_config(recipe: Recipe, source: str) -> Mapping[str, Any] | None:
+    """The recipe's ``target_config`` when it is a local file or checkpoint dir (relative to the
+    recipe file, or as given); None otherwise (lint reads nothing from the network)."""
+    from pathlib import Path
+
+    from recipecli.errors import RecipeCliError
+    from recipecli.recipes.targets import load_target_config
+
+    for candidate in (Path(recipe.path).parent / source, Path(source)):
+        if candidate.exists():
+            try:
+                return load_target_config("", override=str(candidate))[0]
+            except RecipeCliError:
+                return None
+    return None
+
+
 def _lint_overrides(recipe: Recipe) -> list[Finding]:
     """Every override source, per engine and hardware profile, through the one placement rule
     (:func:`recipecli.recipes.overrides.place_overrides`) against the target's bundled snapshot
@@ -432,11 +449,8 @@ def _lint_overrides(recipe: Recipe) -> list[Finding]:
             if not any(src.value for src in sources):
                 continue
             target = hw.get("target") or recipe.get("target")
-            config = (
-                None
-                if (hw.get("target_config") or recipe.get("target_config"))
-                else (_snapshot_config(target))
-            )
+            given = hw.get("target_config") or recipe.get("target_config")
+            config = _local_config(recipe, given) if given else _snapshot_config(target)
             for f in place_overrides(engine, sources, config, known=known).findings:
                 if f.code in ENGINE_NEUTRAL:
                     # the same fact for both engines: report it once, for any engine

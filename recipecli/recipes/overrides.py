@@ -327,7 +327,7 @@ def place_overrides(
             if not force:
                 text.pop(key)
             continue
-        if engine == "tokenspeed" and key in WRAPPER_KEYS:
+        if engine == "tokenspeed" and key in WRAPPER_KEYS and config is not None:
             add(
                 "recipe.override_breaks_draft",
                 "error",
