@@ -811,18 +811,36 @@ def expand_paths(patterns: Sequence[str], *, what: str) -> list[str]:
     return list(dict.fromkeys(out))
 
 
+#: Largest bench or eval file read (bench results without --save-detailed are a few KiB; with
+#: it, per-request lists of a 10 000-prompt run stay far under this).
+MAX_INPUT_BYTES = 64 * 1024 * 1024
+
+#: Largest magnitude a bench or eval number may have: counts and rates are far below it, and
+#: every figure stays exact in a float and far from overflow in the report's arithmetic.
+MAX_ABS_NUMBER = 1e15
+
+
 def _load_json_object(path: str, kind: str) -> dict[str, Any]:
+    """Read one input through :mod:`recipecli.safeio` (regular files only, never blocking, size
+    capped) and parse it with bounded nesting and integer length; one line on every failure."""
+    from recipecli.safeio import MAX_JSON_DEPTH, _int_digit_limit, json_too_deep, read_regular
+
     p = Path(path)
     if p.is_dir():
         raise ReportError(
             "is a directory, not a file", path=path, hint=f"pass the {kind} .json file inside it"
         )
+    if not os.path.lexists(path):
+        raise ReportError("no such file", path=path, hint=f"pass a {kind} JSON file")
+    raw = read_regular(path, what=f"{kind} file", error=ReportError, max_bytes=MAX_INPUT_BYTES)
     try:
-        text = p.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ReportError("no such file", path=path, hint=f"pass a {kind} JSON file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ReportError(f"cannot read {kind} file ({exc})", path=path) from None
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ReportError(
+            f"not UTF-8 text ({exc.reason} at byte {exc.start})",
+            path=path,
+            hint=f"pass the JSON file written by {kind}",
+        ) from None
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -831,13 +849,36 @@ def _load_json_object(path: str, kind: str) -> dict[str, Any]:
             path=path,
             hint=f"pass the file written by {kind}; a truncated file means the run did not finish",
         ) from None
+    except RecursionError:
+        raise ReportError(
+            f"not a {kind} file: nested more than {MAX_JSON_DEPTH} levels deep", path=path
+        ) from None
+    except ValueError:  # int() refusing a number over Python's integer-string limit
+        raise ReportError(
+            f"not a {kind} file: holds an integer of more than {_int_digit_limit()} digits",
+            path=path,
+        ) from None
     if not isinstance(data, dict):
         raise ReportError(f"expected a JSON object, got {type(data).__name__}", path=path)
+    if json_too_deep(data, MAX_JSON_DEPTH):
+        raise ReportError(
+            f"not a {kind} file: nested more than {MAX_JSON_DEPTH} levels deep", path=path
+        )
     return data
 
 
 def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    """A finite int or float (not bool) of magnitude at most :data:`MAX_ABS_NUMBER`."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    if isinstance(value, int):
+        return abs(value) <= MAX_ABS_NUMBER
+    return math.isfinite(value) and abs(value) <= MAX_ABS_NUMBER
+
+
+def _short_repr(value: Any, limit: int = 40) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def load_bench_run(path: str) -> BenchRun:
@@ -865,21 +906,22 @@ def load_bench_run(path: str) -> BenchRun:
             hint="pass the JSON written by `vllm bench serve --save-result` (complete run)",
         )
     bad = [
-        f"{k}={data[k]!r}"
+        f"{k}={_short_repr(data[k])}"
         for k in NUMERIC_BENCH_KEYS
         if k in data and not _is_number(data[k]) and not (data[k] is None and k in _OPTIONAL_KEYS)
     ]
     rate = data["request_rate"]
     if not (_is_number(rate) or rate == "inf" or (isinstance(rate, float) and rate == math.inf)):
-        bad.append(f"request_rate={rate!r}")
+        bad.append(f"request_rate={_short_repr(rate)}")
     mc = data["max_concurrency"]
     if mc is not None and not _is_number(mc):
-        bad.append(f"max_concurrency={mc!r}")
+        bad.append(f"max_concurrency={_short_repr(mc)}")
     if bad:
         raise ReportError(
             f"non-numeric value(s) {', '.join(bad)}",
             path=path,
-            hint="regenerate the file with `vllm bench serve --save-result`",
+            hint="regenerate the file with `vllm bench serve --save-result` (numbers must be "
+            "finite, within ±1e15)",
         )
     problems = unusable_reasons(data)
     if problems:
@@ -969,7 +1011,7 @@ def load_eval_run(path: str) -> EvalRun:
                 continue
             if not _is_number(value):
                 raise ReportError(
-                    f"results.{task}.{key} is not a number ({value!r})",
+                    f"results.{task}.{key} is not a number ({_short_repr(value)})",
                     path=path,
                     hint="regenerate the file with lm-eval",
                 )
@@ -1794,7 +1836,8 @@ def build_report(
 def _show(value: Any) -> str:
     if isinstance(value, float):
         return f"{value:.1f}" if not math.isinf(value) else "inf"
-    return "unset" if value is None else str(value)
+    text = "unset" if value is None else str(value)
+    return text if len(text) <= 80 else text[:79] + "…"
 
 
 def _fmt_number(x: float, decimals: int, unit: str) -> str:
