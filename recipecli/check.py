@@ -51,6 +51,9 @@ CheckContext = PairContext
 
 DOCS = "docs/check.md"
 
+#: Codes reported from the engines' results together (not by one rule or step).
+SUMMARY_CODES: tuple[str, ...] = ("aux.convention",)
+
 
 def _doc(section: str, *refs: str) -> str:
     return f"{DOCS}#{section}" + (f"; {', '.join(refs)}" if refs else "")

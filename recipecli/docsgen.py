@@ -798,9 +798,11 @@ def first_line(path: Path) -> str | None:
 
 
 def is_generated(path: Path) -> bool:
-    """True when ``path`` is a regular file whose first line is :data:`GENERATED_MARKER`: the
-    only files ``docs`` overwrites or deletes."""
-    return path.is_file() and first_line(path) == GENERATED_MARKER
+    """True when ``path`` is a regular file whose first line is :data:`GENERATED_MARKER` or the
+    engine pages' marker: the only files ``docs`` overwrites or deletes."""
+    from recipecli.engines.pages import ENGINE_MARKER
+
+    return path.is_file() and first_line(path) in (GENERATED_MARKER, ENGINE_MARKER)
 
 
 def find_orphans(pages: Mapping[str, str], out_dir: Path) -> list[str]:
@@ -884,6 +886,7 @@ def sync(
             cannot be created; a page cannot be written.
     """
     from recipecli.output import atomic_write_text
+    from recipecli.engines.pages import ENGINE_MARKER
     from recipecli.safe_write import check_inputs, generated_page_kind
 
     out = Path(out_dir)
@@ -918,7 +921,10 @@ def sync(
     written = (*missing, *stale)
     for name in written:
         atomic_write_text(
-            out / name, pages[name], kind=generated_page_kind(GENERATED_MARKER), **where
+            out / name,
+            pages[name],
+            kind=generated_page_kind(GENERATED_MARKER, ENGINE_MARKER),
+            **where,
         )
     for name in orphans:
         check_inputs(out / name, inputs, what="page", noun="-o DIR")

@@ -103,13 +103,13 @@ REPORT = OutputKind("recipecli report table", _is_report, RECOGNISE_MAX_BYTES)
 PLOT = OutputKind("recipecli report --plot chart", _is_plot, 4096)
 
 
-def generated_page_kind(marker: str) -> OutputKind:
-    """The kind of ``docs`` pages: files whose first line is ``marker``."""
-    first = marker.encode("utf-8")
+def generated_page_kind(*markers: str) -> OutputKind:
+    """The kind of ``docs`` pages: files whose first line is one of ``markers``."""
+    firsts = {m.encode("utf-8") for m in markers}
     return OutputKind(
         "generated page (recipecli docs)",
-        lambda head: head.split(b"\n", 1)[0].rstrip(b"\r") == first,
-        len(first) + 2,
+        lambda head: head.split(b"\n", 1)[0].rstrip(b"\r") in firsts,
+        max(len(f) for f in firsts) + 2,
     )
 
 
@@ -621,7 +621,11 @@ def replace_dir(tmp: Path, out: Path, owned: list[str] | None) -> str | None:
         return None
     backup = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))
     old = backup / "old"
-    os.rename(out, old)
+    try:
+        os.rename(out, old)
+    except BaseException:
+        os.rmdir(backup)
+        raise
     try:
         os.rename(tmp, out)
     except BaseException:

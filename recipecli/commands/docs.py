@@ -14,13 +14,19 @@ from recipecli.output import emit_json
 @click.argument("recipes", nargs=-1, metavar="RECIPE_OR_DIR...", shell_complete=complete_recipe)
 @click.option("--bundled", is_flag=True, help="Document every bundled recipe (as well).")
 @click.option(
+    "--engines",
+    "engine_pages",
+    is_flag=True,
+    help="Write the engine-model pages (docs/engines/: every rule check applies, with its "
+    "engine source) instead of recipe pages.",
+)
+@click.option(
     "-o",
     "--output",
     "out_dir",
-    default="docs/recipes",
-    show_default=True,
+    default=None,
     metavar="DIR",
-    help="Directory of the generated pages.",
+    help="Directory of the generated pages [default: docs/recipes, or docs/engines with --engines].",
 )
 @click.option(
     "--engine",
@@ -49,7 +55,9 @@ from recipecli.output import emit_json
     help="Directory of docs_*.md.j2 templates overriding the bundled ones.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document: stale, written, …")
-def command(recipes, bundled, out_dir, engine, check, checkpoints, templates, as_json) -> int:
+def command(
+    recipes, bundled, engine_pages, out_dir, engine, check, checkpoints, templates, as_json
+) -> int:
     """Generate documentation pages for RECIPE_OR_DIR… (recipe files, bundled names or
     directories of *.yaml recipes).
 
@@ -65,18 +73,30 @@ def command(recipes, bundled, out_dir, engine, check, checkpoints, templates, as
       recipecli docs --bundled -o docs/recipes
       recipecli docs recipes/ -o site/recipes --engine tokenspeed
       recipecli docs --bundled -o docs/recipes --checkpoints bundled --check
+      recipecli docs --engines -o docs/engines --check
     """
     from pathlib import Path
 
     from recipecli.docsgen import DocsOptions, collect_recipes, generate, sync
+    from recipecli.errors import UsageError
 
-    loaded = collect_recipes(recipes, bundled=bundled)
-    engines = ("vllm", "tokenspeed") if engine == "all" else (engine,)
-    pages = generate(loaded, out_dir, DocsOptions(engines, checkpoints, templates))
-    inputs = [(f"the recipe directory {r}", r) for r in recipes if Path(r).is_dir()]
-    inputs += [(f"the recipe {r.path}", r.path) for r in loaded]
-    if templates:
-        inputs.append((f"the --templates folder {templates}", templates))
+    if engine_pages:
+        if recipes or bundled:
+            raise UsageError("--engines writes the engine pages only; give no recipes or --bundled")
+        from recipecli.engines.pages import engine_pages as build_engine_pages
+
+        out_dir = out_dir or "docs/engines"
+        pages = build_engine_pages()
+        inputs: list = []
+    else:
+        out_dir = out_dir or "docs/recipes"
+        loaded = collect_recipes(recipes, bundled=bundled)
+        engines = ("vllm", "tokenspeed") if engine == "all" else (engine,)
+        pages = generate(loaded, out_dir, DocsOptions(engines, checkpoints, templates))
+        inputs = [(f"the recipe directory {r}", r) for r in recipes if Path(r).is_dir()]
+        inputs += [(f"the recipe {r.path}", r.path) for r in loaded]
+        if templates:
+            inputs.append((f"the --templates folder {templates}", templates))
     result = sync(pages, out_dir, check=check, inputs=inputs)
     out = Path(out_dir)
     missing = [str(out / n) for n in result.missing]

@@ -146,6 +146,36 @@ class Step:
 
 
 @dataclass(frozen=True)
+class Section:
+    """A fact about the engine that is not a load-path step (override placement, CLI quirks),
+    documented on the engine's page under a stable anchor.
+
+    Attributes:
+        anchor: the page anchor (``hf-overrides``) other files cite as ``docs/engines/<e>.md#anchor``.
+        title: heading.
+        text: what the engine does, in recipecli's words (markdown).
+        sources: the engine code it describes.
+    """
+
+    anchor: str
+    title: str
+    text: str
+    sources: tuple[Source, ...]
+
+
+#: Stable page anchors of the load-path steps (docs/engines/<engine>.md#<anchor>).
+STEP_ANCHORS: Mapping[str, str] = {
+    "a": "config",
+    "b": "draft-architecture",
+    "c": "target-support",
+    "d": "aux-layers",
+    "e": "tensors",
+    "f": "sharing",
+    "g": "positions",
+}
+
+
+@dataclass(frozen=True)
 class EngineModel:
     """An engine's EAGLE3 load path at a pinned version.
 
@@ -156,6 +186,8 @@ class EngineModel:
         version: pinned release or commit.
         steps: in the engine's order.
         notes: facts about how this model is checked (conformance, data extraction).
+        sections: other documented facts (override placement, CLI), each under an anchor.
+        data: the ``recipecli/data/engines/`` files the model reads.
     """
 
     name: str
@@ -164,6 +196,8 @@ class EngineModel:
     version: str
     steps: tuple[Step, ...]
     notes: tuple[str, ...] = ()
+    sections: tuple[Section, ...] = ()
+    data: tuple[str, ...] = ()
 
     def run(self, ctx: PairContext) -> EngineRun:
         """Run every step on ``ctx``; a step that sets ``run.stop`` ends the run."""
