@@ -100,7 +100,7 @@ def test_minimax_vllm_vs_tokenspeed():
     # tokenspeed only: engines.tokenspeed.args max-prefill-tokens, chunked-prefill-size,
     #   gpu-memory-utilization, disable-cuda-graph-padding, disable-kvstore, host; b200
     #   args.tokenspeed attention-backend, moe-backend, drafter-attention-backend; and the 5
-    #   speculative flags of engine-facts §5 (steps 3, topk 1, draft tokens 3+1).
+    #   speculative flags of tokenspeed f4d8ec6e server_args.py (steps 3, topk 1, draft tokens 3+1).
     # both, different: max-model-len 32768/81920, max-num-seqs 256/16, --hf-overrides nested/flat.
     d = diff_recipes("minimax-m3-eagle3", engine="vllm", vs_engine="tokenspeed")
     assert [(c.name, c.a, c.b) for c in d.of("command")] == [("program", "vllm", "tokenspeed")]
@@ -160,7 +160,7 @@ def test_vs_set_changes_speculative_config_key_by_key():
     assert [k.to_dict() for k in c.keys] == [
         {"op": "changed", "path": ["num_speculative_tokens"], "a": 3, "b": 4}
     ]
-    # tokenspeed: steps = n, draft tokens = n + 1 (engine-facts §5)
+    # tokenspeed: steps = n, draft tokens = n + 1 (f4d8ec6e server_args.py resolve_config_aliases)
     d = diff_recipes("minimax-m3-eagle3", engine="tokenspeed", vs_sets=["num_speculative_tokens=4"])
     assert by_op(d, "flag")["changed"] == {
         "--speculative-num-steps": ("3", "4"),

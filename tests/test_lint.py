@@ -48,7 +48,7 @@ def test_bundled_recipes_have_no_errors():
         assert [f for f in lint_recipe(name) if f.severity == "error"] == [], name
 
 
-def test_catalog_has_seed_flags():
+def test_catalog_has_the_flags_of_vllm_pr_47391():
     serve = load_catalog("vllm").flags("serve")
     for flag in (
         "--no-enable-prefix-caching",
@@ -61,6 +61,34 @@ def test_catalog_has_seed_flags():
         assert flag in serve, flag
     assert serve["--speculative-config"]["kind"] == "json"
     assert "--rope-scaling" not in serve
+
+
+def test_catalog_value_types_follow_the_engines_code():
+    # vllm v0.33.0: ModelConfig.served_model_name: str | list[str] | None (nargs "+"),
+    # SchedulerConfig.max_num_seqs: int, CacheConfig.gpu_memory_utilization: float,
+    # ModelConfig.dtype: Literal[...] (choices), EngineArgs.enforce_eager: bool (switch);
+    # vllm/benchmarks/serve.py --max-concurrency type=int, --request-rate type=float,
+    # --metadata nargs="*"; tokenspeed f4d8ec6e server_args.py --max-prefill-tokens type=int,
+    # --kv-cache-dtype choices ["auto", "fp8", "fp8_e4m3", "mxfp8"].
+    vllm = load_catalog("vllm")
+    serve = vllm.flags("serve")
+    assert (serve["--served-model-name"]["type"], serve["--served-model-name"]["nargs"]) == (
+        "str",
+        "+",
+    )
+    assert serve["--max-num-seqs"]["type"] == "int"
+    assert serve["--gpu-memory-utilization"]["type"] == "float"
+    assert serve["--dtype"]["choices"][:3] == ["auto", "half", "float16"]
+    assert serve["--enforce-eager"]["type"] == "switch"
+    assert serve["--no-enable-prefix-caching"]["type"] == "switch"
+    bench = vllm.flags("bench serve")
+    assert bench["--max-concurrency"]["type"] == "int"
+    assert bench["--request-rate"]["type"] == "float"
+    assert bench["--metadata"]["nargs"] == "*"
+    ts = load_catalog("tokenspeed").flags("serve")
+    assert ts["--max-prefill-tokens"]["type"] == "int"
+    assert ts["--kv-cache-dtype"]["choices"] == ["auto", "fp8", "fp8_e4m3", "mxfp8"]
+    assert ts["--hf-overrides"]["type"] == "json"
 
 
 def test_typo_flag_did_you_mean(tmp_path):

@@ -425,7 +425,8 @@ def test_bad_set_exits_2_one_line(assignment):
 
 
 def test_set_tokenspeed_catalog_and_choices():
-    # --served-model-name is a vLLM serve field only; tokenspeed has no such flag (engine-facts §5)
+    # --served-model-name is a vLLM serve field only; tokenspeed has no such flag (f4d8ec6e
+    # server_args.py ServerArgs.add_cli_args)
     from recipecli.errors import UsageError
 
     for assignment, needle in (

@@ -1,6 +1,7 @@
-"""The bundled MiniMax-M3 recipe reproduces the seed commands flag by flag.
+"""The bundled MiniMax-M3 recipe reproduces the published commands flag by flag.
 
-Expected argv are the seed texts themselves (../shared/seeds), shell-split with the seed's own
+Expected argv are the commands of vLLM PR #47391 (MI355X A/B) and of lightseekorg/tokenspeed
+PR #837 (docs/recipes/models.md), copied here verbatim, shell-split with the PR's own
 PORT=8010 substituted, so nothing here is derived from the code under test.
 """
 
@@ -14,8 +15,8 @@ import pytest
 from recipecli.recipes import render_command
 from recipecli.recipes.render import unfold_continuations
 
-# Seed 000 (vLLM PR, MI355X), verbatim.
-SEED000_ENV = """\
+# vLLM PR #47391 (MI355X), verbatim.
+PR47391_ENV = """\
 export PORT=8010
 export HIP_VISIBLE_DEVICES=0,1,2,3
 
@@ -28,7 +29,7 @@ export VLLM_ROCM_QUICK_REDUCE_CAST_BF16_TO_FP16=0
 export VLLM_ROCM_QUICK_REDUCE_QUANTIZATION_MIN_SIZE_KB=256
 export VLLM_USE_BREAKABLE_CUDAGRAPH=0
 """
-SEED000_SERVE = r"""vllm serve amd/MiniMax-M3-MXFP4 \
+PR47391_SERVE = r"""vllm serve amd/MiniMax-M3-MXFP4 \
   --port "$PORT" \
   --tensor-parallel-size 4 \
   --trust-remote-code \
@@ -47,7 +48,7 @@ SEED000_SERVE = r"""vllm serve amd/MiniMax-M3-MXFP4 \
   --hf-overrides '{"text_config": {"use_index_cache": true, "index_topk_freq": 4}}' \
   --speculative-config '{"method":"eagle3","model":"Inferact/MiniMax-M3-EAGLE3","num_speculative_tokens":3}' \
   --no-async-scheduling"""
-SEED000_BENCH = r"""vllm bench serve \
+PR47391_BENCH = r"""vllm bench serve \
   --backend openai-chat \
   --base-url "http://127.0.0.1:${PORT}" \
   --model amd/MiniMax-M3-MXFP4 \
@@ -62,7 +63,7 @@ SEED000_BENCH = r"""vllm bench serve \
   --ignore-eos \
   --temperature 0 \
   --save-result"""
-SEED000_EVAL = r"""uvx --from 'lm-eval[api]' lm_eval \
+PR47391_EVAL = r"""uvx --from 'lm-eval[api]' lm_eval \
   --model local-chat-completions \
   --model_args model='amd/MiniMax-M3-MXFP4',base_url='http://127.0.0.1:8010/v1/chat/completions',tokenizer='amd/MiniMax-M3-MXFP4',num_concurrent=200 \
   --tasks gsm8k \
@@ -72,8 +73,9 @@ SEED000_EVAL = r"""uvx --from 'lm-eval[api]' lm_eval \
   --batch_size 1 \
   --gen_kwargs max_tokens=4096,temperature=0 \
   --output_path /tmp/feature18_candidate_lm_eval_gsm8k_25shot_c200_n200_chattemplate"""
-# Seed 004 / engine-facts §5: tokenspeed docs command, --disable-prefill-graph removed by the PR.
-SEED004_SERVE = r"""tokenspeed serve nvidia/MiniMax-M3-NVFP4 \
+# lightseekorg/tokenspeed PR #837: its docs/recipes/models.md command, --disable-prefill-graph
+# removed by the PR.
+PR837_SERVE = r"""tokenspeed serve nvidia/MiniMax-M3-NVFP4 \
     --tensor-parallel-size 4 \
     --max-model-len 81920 \
     --max-num-seqs 16 \
@@ -133,9 +135,9 @@ def vllm_mi355x():
     }
 
 
-def test_vllm_serve_matches_seed000_flag_by_flag(vllm_mi355x):
+def test_vllm_serve_matches_pr47391_flag_by_flag(vllm_mi355x):
     r = vllm_mi355x["serve"]
-    expected = split(SEED000_SERVE)
+    expected = split(PR47391_SERVE)
     assert r.argv[:3] == expected[:3] == ["vllm", "serve", "amd/MiniMax-M3-MXFP4"]
     got, want = pairs(r.argv, 3), pairs(expected, 3)
     for (gf, gv), (wf, wv) in zip(got, want, strict=True):
@@ -146,9 +148,9 @@ def test_vllm_serve_matches_seed000_flag_by_flag(vllm_mi355x):
     assert "--disable-prefill-graph" not in r.argv
 
 
-def test_vllm_env_matches_seed000(vllm_mi355x):
+def test_vllm_env_matches_pr47391(vllm_mi355x):
     want = {}
-    for line in SEED000_ENV.splitlines():
+    for line in PR47391_ENV.splitlines():
         if line.startswith("export "):
             k, _, v = line[len("export ") :].partition("=")
             want[k] = v
@@ -157,14 +159,14 @@ def test_vllm_env_matches_seed000(vllm_mi355x):
     assert list(vllm_mi355x["serve"].env)[0] == "HIP_VISIBLE_DEVICES"
 
 
-def test_vllm_bench_matches_seed000(vllm_mi355x):
+def test_vllm_bench_matches_pr47391(vllm_mi355x):
     # vLLM PR #47391's bench command, then the three flags recipecli adds so the result file
     # records its workload (vllm/benchmarks/serve.py: --metadata KEY=VALUE lands top-level in the
     # result JSON; --result-filename names the file; --label is saved as "label").
     argv = vllm_mi355x["bench"].argv
-    seed = split(SEED000_BENCH)
-    assert argv[: len(seed)] == seed
-    assert argv[len(seed) :] == [
+    published = split(PR47391_BENCH)
+    assert argv[: len(published)] == published
+    assert argv[len(published) :] == [
         "--label",
         "minimax-m3-eagle3-vllm-mi355x",
         "--result-filename",
@@ -183,16 +185,17 @@ def test_vllm_bench_matches_seed000(vllm_mi355x):
     assert vllm_mi355x["bench"].env == {}
 
 
-def test_eval_matches_seed000(vllm_mi355x):
-    assert vllm_mi355x["eval"].argv == split(SEED000_EVAL)
+def test_eval_matches_pr47391(vllm_mi355x):
+    assert vllm_mi355x["eval"].argv == split(PR47391_EVAL)
 
 
-def test_tokenspeed_matches_seed004_with_flat_overrides():
+def test_tokenspeed_matches_pr837_with_flat_overrides():
     r = render_command("minimax-m3-eagle3", "tokenspeed")
-    expected = split(SEED004_SERVE)
+    expected = split(PR837_SERVE)
     assert r.argv[:3] == expected[:3]
     assert r.argv[: len(expected)] == expected
-    # overrides flat on tokenspeed (engine-facts §5), appended after seed 004's flags
+    # overrides flat on tokenspeed (f4d8ec6e hf_transformers_utils.py get_config updates the
+    # text config), appended after the PR's flags
     assert r.argv[len(expected) :] == [
         "--hf-overrides",
         '{"use_index_cache": true, "index_topk_freq": 4}',

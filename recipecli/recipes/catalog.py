@@ -3,7 +3,13 @@
 * vLLM: ``vllm-<version>.json``, built by ``scripts/build_vllm_flag_catalog.py`` from the pinned
   vLLM wheel's argument definitions (``ast`` over ``vllm/engine/arg_utils.py``, the frontend
   ``cli_args.py``, ``vllm/benchmarks/serve.py`` and ``vllm/envs.py``).
-* tokenspeed: ``tokenspeed.json``, hand-written from engine-facts §5.
+* tokenspeed: ``tokenspeed.json``, the ``tokenspeed serve`` flags recipes use, with their types,
+  choices and switches read from lightseekorg/tokenspeed f4d8ec6e
+  ``python/tokenspeed/runtime/utils/server_args.py`` ``ServerArgs.add_cli_args``.
+
+Every flag entry has a ``kind`` (how it is written) and a ``type`` (what value it takes:
+``str``, ``int``, ``float``, ``json``, ``json_or_str``, ``optional``, ``switch``), with ``choices``
+and ``nargs`` where the engine declares them; ``recipecli render --set`` types values by it.
 """
 
 from __future__ import annotations
@@ -31,9 +37,10 @@ class Catalog:
     Attributes:
         engine: ``vllm`` or ``tokenspeed``.
         version: engine version the catalog describes.
-        commands: command (``serve``, ``bench serve``) -> {flag: {"kind": ..., ...}}; kinds:
-            ``value``, ``json``, ``bool`` (also ``--no-x``), ``flag`` (bare), ``optional``,
-            ``negation`` (``negates``: the positive flag); ``alias_of`` names the canonical flag.
+        commands: command (``serve``, ``bench serve``) -> {flag: {"kind": ..., "type": ...}};
+            kinds: ``value``, ``json``, ``bool`` (also ``--no-x``), ``flag`` (bare),
+            ``optional``, ``negation`` (``negates``: the positive flag); ``alias_of`` names the
+            canonical flag; ``type``/``choices``/``nargs`` as in the module docstring.
         removed: flag -> {"last_seen_in": version, "hint": what to use instead}.
         env: env var names the engine reads (vLLM: ``vllm/envs.py``), sorted.
         path: the catalog file.
@@ -54,6 +61,12 @@ class Catalog:
         """The kind of ``flag`` or None when unknown."""
         entry = self.flags(command).get(flag)
         return None if entry is None else entry.get("kind")
+
+    def value_type(self, flag: str, command: str = "serve") -> str | None:
+        """The value ``type`` of ``flag`` (``str``, ``int``, ``float``, ``json``, ``switch``,
+        …) or None when unknown."""
+        entry = self.flags(command).get(flag)
+        return None if entry is None else entry.get("type")
 
     def canonical(self, flag: str, command: str = "serve") -> str:
         """The canonical name of ``flag`` (its ``alias_of``), else itself."""

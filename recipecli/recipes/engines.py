@@ -1,7 +1,8 @@
 """Engine data tables used to render and lint recipes: no if-chains per engine, only rows.
 
-Every row cites where the engine rule comes from (``../shared/reference/engine-facts.md`` §4 for
-vLLM, §5 for tokenspeed, and the two seed PRs).
+Every row cites where the engine rule comes from: the engine's repository, version or commit,
+file and function (vLLM v0.33.0; lightseekorg/tokenspeed f4d8ec6e), a public PR or issue, or a
+section of docs/engines/vllm.md / docs/engines/tokenspeed.md.
 """
 
 from __future__ import annotations
@@ -14,8 +15,9 @@ ENGINES: tuple[str, ...] = ("vllm", "tokenspeed")
 VENDORS: tuple[str, ...] = ("amd", "nvidia")
 WHATS: tuple[str, ...] = ("serve", "bench", "eval")
 
-# serve field -> (JSON-schema type, {engine: long flag}). Same meaning on both engines
-# (engine-facts §4 `vllm serve` flags; §5 "Flags used by recipes").
+# serve field -> (JSON-schema type, {engine: long flag}). Same meaning on both engines (the flags
+# are in recipecli/data/catalogs: vLLM's built from the v0.33.0 wheel's vllm/engine/arg_utils.py,
+# tokenspeed's from f4d8ec6e python/tokenspeed/runtime/utils/server_args.py ServerArgs.add_cli_args).
 SERVE_FIELDS: dict[str, tuple[str, dict[str, str]]] = {
     "tensor_parallel_size": (
         "integer",
@@ -73,21 +75,22 @@ SERVE_COMMAND: dict[str, tuple[str, ...]] = {
     "tokenspeed": ("tokenspeed", "serve"),
 }
 
-# recipe speculative.method -> tokenspeed --speculative-algorithm (engine-facts §5); vLLM takes
-# the method verbatim inside --speculative-config (§4).
+# recipe speculative.method -> tokenspeed --speculative-algorithm (tokenspeed f4d8ec6e
+# server_args.py: choices EAGLE3, MTP, DFLASH, DSPARK); vLLM takes the method verbatim inside
+# --speculative-config (v0.33.0 vllm/config/speculative.py SpeculativeConfig.method).
 TOKENSPEED_ALGORITHM: dict[str, str] = {"eagle3": "EAGLE3"}
 
-# Flag that carries the target's text-config overrides, and whether it nests under the wrapper
-# key: vLLM merges a dict under an existing sub-config key recursively and puts flat keys on the
-# OUTER config (a silent no-op on wrappers: §4, vLLM PR #25727, recipes PR #621); tokenspeed
-# applies --hf-overrides to the TEXT config directly, flat (§5).
+# Flag that carries the target's config overrides, and whether text keys nest under the wrapper
+# key (vLLM) or go flat (tokenspeed): recipecli/recipes/overrides.py holds the rule and its sources
+# (docs/engines/vllm.md#hf-overrides, docs/engines/tokenspeed.md#hf-overrides; vLLM PR #25727).
 OVERRIDES_FLAG: dict[str, tuple[str, bool]] = {
     "vllm": ("--hf-overrides", True),
     "tokenspeed": ("--hf-overrides", False),
 }
 
-# Keys that are engine flags, not model-config fields: placed in --hf-overrides they are ignored
-# (§4, docker/model-runner #912). text_overrides holding one is an error.
+# Keys that are engine flags, not model-config fields: placed in --hf-overrides they are set on
+# the HF config, where no engine reads them (docker/model-runner#912; docs/engines/vllm.md#hf-overrides).
+# An override source holding one is an error (recipecli/recipes/overrides.py).
 ENGINE_FLAG_KEYS: frozenset[str] = frozenset(
     {
         "max_model_len",
@@ -126,7 +129,8 @@ TOKENSPEED_DRAFT_SHARED_KEYS: frozenset[str] = frozenset(
     {"num_hidden_layers", "vocab_size", "hidden_size", "max_position_embeddings"}
 )
 
-# lm-eval --model type per endpoint (§4, lm-eval #3125: mixing them -> "Field required: messages").
+# lm-eval --model type per endpoint (EleutherAI/lm-evaluation-harness#3125: mixing them ->
+# "Field required: messages").
 LM_EVAL_MODEL_TYPE: dict[str, str] = {
     "/v1/chat/completions": "local-chat-completions",
     "/v1/completions": "local-completions",
@@ -139,7 +143,9 @@ DEFAULT_PORT = 8000
 
 
 def _tokenspeed_spec(method: str, draft: str, n: int, extra: Mapping[str, Any]) -> list:
-    """tokenspeed EAGLE3 flags (engine-facts §5): topk must be 1, draft tokens = steps + 1."""
+    """tokenspeed EAGLE3 flags (tokenspeed f4d8ec6e server_args.py: --speculative-eagle-topk has
+    choices=[1]; --speculative-num-draft-tokens defaults to num_steps + 1 in
+    resolve_config_aliases; docs/engines/tokenspeed.md#speculative-flags)."""
     algo = TOKENSPEED_ALGORITHM.get(method)
     if algo is None:
         from recipecli.errors import RecipeError
@@ -158,8 +164,9 @@ def _tokenspeed_spec(method: str, draft: str, n: int, extra: Mapping[str, Any]) 
 
 
 def _vllm_spec(method: str, draft: str, n: int, extra: Mapping[str, Any]) -> list:
-    """vLLM --speculative-config (engine-facts §4): always names `method` (else vLLM guesses
-    from the draft path), never `tensor_parallel_size`; extra keys (e.g.
+    """vLLM --speculative-config (v0.33.0 vllm/config/speculative.py): always names `method`
+    (SpeculativeConfig.__post_init__ guesses it from the draft path otherwise), never
+    `tensor_parallel_size` (SpeculativeConfig._verify_args rejects it); extra keys (e.g.
     `draft_tensor_parallel_size`, `attention_backend`) follow in recipe order."""
     config: dict[str, Any] = {"method": method, "model": draft, "num_speculative_tokens": n}
     config.update(extra)
@@ -201,13 +208,13 @@ ENV_RULES: tuple[EnvRule, ...] = (
         "CUDA_VISIBLE_DEVICES",
         "amd",
         "use HIP_VISIBLE_DEVICES on ROCm",
-        "seed 000 (MI355X) exports HIP_VISIBLE_DEVICES",
+        "vLLM PR #47391 (its MI355X command exports HIP_VISIBLE_DEVICES)",
     ),
     EnvRule(
         "ROCR_VISIBLE_DEVICES",
         "amd",
-        "use HIP_VISIBLE_DEVICES (as seed 000 does)",
-        "seed 000 (MI355X) exports HIP_VISIBLE_DEVICES",
+        "use HIP_VISIBLE_DEVICES (as vLLM PR #47391's MI355X command does)",
+        "vLLM PR #47391 (its MI355X command exports HIP_VISIBLE_DEVICES)",
     ),
     EnvRule("HIP_VISIBLE_DEVICES", "nvidia", "use CUDA_VISIBLE_DEVICES on NVIDIA", "CUDA"),
     EnvRule("ROCR_VISIBLE_DEVICES", "nvidia", "ROCm-only; use CUDA_VISIBLE_DEVICES", "CUDA"),

@@ -3,16 +3,18 @@
 Checks (each finding's ``source`` is ``file:line``, plus the rule's origin):
 
 * schema errors (all of them, not just the first);
-* engine flags unknown to the engine's shipped catalog (vLLM: built from the pinned wheel;
-  tokenspeed: engine-facts §5), with "did you mean"; flags REMOVED from vLLM (``--rope-scaling``)
-  with what to use instead; ``bench`` keys unknown to ``vllm bench serve``;
+* engine flags unknown to the engine's shipped catalog (vLLM: built from the v0.33.0 wheel;
+  tokenspeed: lightseekorg/tokenspeed f4d8ec6e ``server_args.py``), with "did you mean"; flags
+  REMOVED from vLLM (``--rope-scaling``) with what to use instead; ``bench`` keys unknown to
+  ``vllm bench serve``; values of the wrong type for the flag (catalog ``type``);
 * env vars wrong for the profile's vendor (``CUDA_VISIBLE_DEVICES``/``ROCR_VISIBLE_DEVICES`` on
   AMD -> ``HIP_VISIBLE_DEVICES``, ROCm vars on NVIDIA), unknown ``VLLM_*`` vars;
 * tokenspeed: ``--tensor-parallel-size``/``--tp`` together with ``--attn-tp-size``; an EAGLE top-k
-  other than 1 (engine-facts §5);
-* engine flags inside ``text_overrides`` (§4), ``tensor_parallel_size`` inside the speculative
-  config (§4), JSON-valued args that are not valid JSON, a ``default_hardware`` that names no
-  profile.
+  other than 1 (docs/engines/tokenspeed.md#serve-flags);
+* every override source (``text_overrides``, ``hf-overrides`` engine args, per engine and hardware
+  profile) through the placement rule of :mod:`recipecli.recipes.overrides` — the findings render
+  gives; ``tensor_parallel_size`` inside the speculative config, JSON-valued args that are not
+  valid JSON, a ``default_hardware`` that names no profile.
 """
 
 from __future__ import annotations
@@ -246,7 +248,7 @@ def _lint_spec_config(recipe: Recipe, engine: str, value: Any, where: str) -> li
                 "the speculative config must not contain tensor_parallel_size (vLLM "
                 "rejects it); use draft_tensor_parallel_size (1 or the target TP)",
                 where,
-                "engine-facts §4",
+                "vllm v0.33.0 vllm/config/speculative.py SpeculativeConfig._verify_args",
             )
         ]
     return []
@@ -352,7 +354,9 @@ def _lint_tokenspeed(recipe: Recipe) -> list[Finding]:
                         f"{other} is an alias of --attn-tp-size in tokenspeed; giving "
                         f"both is an error: keep one",
                         where,
-                        "engine-facts §5",
+                        "tokenspeed f4d8ec6e runtime/utils/server_args.py (--tp and "
+                        "--tensor-parallel-size alias --attn-tp-size; both is a ValueError); "
+                        "docs/engines/tokenspeed.md#serve-flags",
                     )
                 )
         topk = present.get("--speculative-eagle-topk")
@@ -365,7 +369,9 @@ def _lint_tokenspeed(recipe: Recipe) -> list[Finding]:
                     "tokenspeed",
                     f"--speculative-eagle-topk {topk[0]}: tokenspeed only allows 1",
                     topk[1],
-                    "engine-facts §5",
+                    "tokenspeed f4d8ec6e runtime/utils/server_args.py (--speculative-eagle-topk "
+                    "choices=[1]; resolve_speculative_decoding); "
+                    "docs/engines/tokenspeed.md#speculative-flags",
                 )
             )
     return out

@@ -1,14 +1,19 @@
 """Render a recipe into commands: layering, argv building from data tables, one shell formatter.
 
-Layering (last wins, one flag per name): base (``serve`` fields, speculative flags,
-``text_overrides``) < ``engines.<engine>`` < ``hardware.<name>`` < ``--set NAME=VALUE``. A value of
-``true`` renders a bare flag, ``false``/``null`` removes the flag, a mapping or list renders JSON.
-When two layers give a mapping for the same flag they are merged recursively.
+Layering (last wins, one flag per name): base (``serve`` fields, speculative flags) <
+``engines.<engine>`` < ``hardware.<name>`` < ``--set NAME=VALUE`` (typed by the flag it sets:
+:mod:`.sets`). A value of ``true`` renders a bare flag, ``false``/``null`` removes the flag, a
+mapping renders JSON, a list renders JSON (or one argv item per element for ``nargs`` flags).
+When two layers give a mapping for the same flag they are merged recursively — except
+``--hf-overrides``: every override source (``text_overrides``, the engine-arg and hardware
+``hf-overrides``, ``--set hf-overrides=`` / ``--set text_overrides.KEY=``) goes through the one
+placement rule of :mod:`.overrides`, which merges per key and nests or flattens for the engine.
 
 Public entry points:
 
 * :func:`render_command` — (recipe, engine, hardware, what, sets) -> :class:`Rendered`
-  (env + argv + typed flags); ``docs`` and ``diff`` call it.
+  (env + argv + typed flags); ``docs`` and ``diff`` call it. :func:`render_all` renders several
+  (``--what all``, bench sweeps).
 * :func:`format_shell` — the one shell formatter (``export`` lines, one flag per line with
   `` \\`` continuations, ``shlex`` quoting).
 """
@@ -714,7 +719,7 @@ def _kv_list(mapping: Mapping[str, Any]) -> str:
 
 def eval_argv(res: Resolved) -> tuple[list[str], int]:
     """lm-eval against the endpoint: ``--model`` type matches the endpoint
-    (``local-chat-completions`` with ``/v1/chat/completions``, engine-facts §4 / lm-eval #3125).
+    (``local-chat-completions`` with ``/v1/chat/completions``: EleutherAI/lm-evaluation-harness#3125).
 
     Returns:
         (argv, number of launcher items).
