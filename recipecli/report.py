@@ -300,9 +300,7 @@ WORKLOAD_KEYS: tuple[WorkloadKey, ...] = (
 
 #: String-valued top-level keys that vLLM writes itself (not `--metadata`): never compared as
 #: settings. `label` and `date` name the run and are expected to differ.
-_NOT_METADATA = frozenset(
-    {"date", "label", "endpoint_type", "backend", "model_id", "request_rate", "ramp_up_strategy"}
-)
+_NOT_METADATA = frozenset({"date", "label", "endpoint_type", "backend", "model_id", "request_rate"})
 
 #: Optional metric keys: absent or null means "not measured" (e.g. no speculative decoding).
 _OPTIONAL_KEYS = frozenset([*(m.source for m in METRICS if not m.required), *SPEC_COUNT_KEYS])
@@ -1426,10 +1424,11 @@ def _settings_notes(
         if va != vb:
             differing.append((key, va, vb))
     if differing:
-        parts = [
-            f"{k}: {'/'.join(va) if va else 'not recorded'} vs {'/'.join(vb) if vb else 'not recorded'}"
-            for k, va, vb in differing
-        ]
+
+        def shown(values: tuple[str, ...] | None) -> str:
+            return _show("/".join(values)) if values else "not recorded"
+
+        parts = [f"{k}: {shown(va)} vs {shown(vb)}" for k, va, vb in differing]
         notes.append(
             _note(
                 "report.metadata_differs",
