@@ -1351,11 +1351,6 @@ def _fmt_k(k: float) -> str:
     return str(round(k)) if abs(k - round(k)) < 0.1 else f"{k:.2f}"
 
 
-def _side_name(label: str, runs: Sequence[BenchRun]) -> str:
-    more = f" and {len(runs) - 1} more run(s)" if len(runs) > 1 else ""
-    return f"{label} ({runs[0].path}{more})"
-
-
 def _metadata(runs: Sequence[BenchRun]) -> dict[str, tuple[str, ...]]:
     """String-valued settings of a side (``--metadata`` keys, ``tokenizer_id``): key → values."""
     out: dict[str, list[str]] = {}
@@ -1490,12 +1485,13 @@ def _acceptance_notes(
         notes.append(
             _note(
                 "report.acceptance_collapsed",
-                f"{_side_name(label, runs)}: acceptance collapsed: {shown_rate} of drafted "
+                f"{label} acceptance collapsed: {shown_rate} of drafted "
                 f"tokens accepted{detail}; under {ACCEPTANCE_COLLAPSE_RATE:.0%} a draft costs "
                 "about as much as it gains, so its proposals are effectively never accepted. "
                 f"Usual causes: {COLLAPSE_CAUSES}",
                 {
                     "side": ("baseline", "candidate")[side],
+                    "files": [r.path for r in runs],
                     "acceptance_rate": frac * 100,
                     "acceptance_length": length,
                     "num_speculative_tokens": k,
