@@ -1,7 +1,8 @@
 """Benchmark `recipecli convert` against a plain file copy of the same bytes.
 
 Builds (once, cached) a Llama-3.1-8B-shaped EAGLE3 draft in float16 with REAL random values
-(engine-facts §1 worked example: H 4096, nh 32, nkv 8, I 14336, V 128256, Vd 32000), plus its own
+(geometry of the public meta-llama/Llama-3.1-8B config.json: H 4096, nh 32, nkv 8, I 14336,
+V 128256; Vd 32000 as in yuhuili/EAGLE3-LLaMA3.1-Instruct-8B), plus its own
 ``embed_tokens`` [128256, 4096] so that the checkpoint is ~1.9 GB in two shards and the largest
 tensor is 1.05 GB. Then, with the files in the page cache:
 
@@ -12,8 +13,7 @@ tensor is 1.05 GB. Then, with the files in the page cache:
 * the library with ``fsync=False`` in-process (the CLI always fsyncs), against the plain copy;
 * convert with ``--dtype bf16`` (the numpy cast path) for reference.
 
-Targets (issue 7): convert throughput >= 50% of copy throughput; peak RSS < 2 x largest tensor
-+ 300 MB.
+Targets: convert throughput >= 50% of copy throughput; peak RSS < 2 x largest tensor + 300 MB.
 
 Usage: python benchmarks/bench_convert.py [--work DIR] [--repeat N] [--keep]
 """
@@ -156,6 +156,8 @@ def main() -> None:
     target.write_text(
         json.dumps(
             {
+                # the repo id, as save_pretrained records it: the speculators verifier
+                "_name_or_path": "meta-llama/Llama-3.1-8B-Instruct",
                 "architectures": ["LlamaForCausalLM"],
                 "model_type": "llama",
                 "hidden_size": 4096,

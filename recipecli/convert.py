@@ -1,6 +1,6 @@
 """Convert an EAGLE3 draft between formats, translating by meaning and verifying bit for bit.
 
-Two output formats (engine-facts §2):
+Two output formats (the draft formats A-F are described in docs/check.md):
 
 * ``speculators`` (format D): ``config.json`` with ``speculators_model_type: "eagle3"``,
   ``architectures: ["Eagle3Speculator"]``, the layer geometry under ``transformer_layer_config``,
@@ -9,24 +9,34 @@ Two output formats (engine-facts §2):
   ``norm_output`` (Eagle 3.1 post-norm chaining) and ``speculators_config`` whose verifier comes
   from ``--target``, so ``vllm serve OUT`` works alone. Tensors ``layers.{i}.*``.
 * ``eagle3``: flat ``LlamaForCausalLMEagle3`` config with ``midlayer.*`` tensors (what tokenspeed
-  and SGLang load, engine-facts §5) and the aux ids, in layer-output convention, both at the top
+  and SGLang load: lightseekorg/tokenspeed@f4d8ec6e ``python/tokenspeed/runtime/models/
+  llama_eagle3.py`` ``LlamaForCausalLMEagle3.load_weights``) and the aux ids, in layer-output
+  convention, both at the top
   level (tokenspeed sizes ``fc`` from it) and under ``eagle_config`` (SGLang, SpecForge).
 
-What is translated by meaning rather than copied by name (engine-facts §3):
+What is translated by meaning rather than copied by name (engine code: vLLM v0.33.0 and
+tokenspeed@f4d8ec6e, files and functions named per rule; see also docs/convert.md):
 
-* aux layer ids (§3.1): vLLM/speculators write the index of the hidden state entering layer i
+* aux layer ids (vLLM ``vllm/model_executor/models/llama.py`` ``LlamaModel.forward`` captures the
+  state entering layer i; tokenspeed ``models/base/causal_lm.py``
+  ``BaseCausalLM.set_eagle3_layers_to_capture``): vLLM/speculators write the index of the hidden
+  state entering layer i
   (``hidden-state``); SpecForge/SGLang/ModelOpt/tokenspeed write the output of layer i
   (``layer-output`` = hidden-state − 1). The source convention comes from the format
   (:data:`recipecli.check.TRAINED_CONVENTION`) or ``--aux-id-convention``; unknown → refused.
   Absent ids stay absent: both engines then capture their default [2, L//2, L-3].
-* ``norm_before_residual`` (§3.2): written explicitly in speculators output (vLLM would assume
+* ``norm_before_residual`` (vLLM ``vllm/transformers_utils/configs/speculators/algos.py``
+  ``update_eagle3``): written explicitly in speculators output (vLLM would assume
   true when missing); unknown and not given → refused.
-* ``norm_output`` (§3.3): SpecForge formats (A, B) mean "apply ``norm`` before the head", the
+* ``norm_output`` (vLLM ``vllm/model_executor/models/llama_eagle3.py`` ``LlamaModel.forward``:
+  post-norm aux output): SpecForge formats (A, B) mean "apply ``norm`` before the head", the
   others mean Eagle 3.1 post-norm chaining; the output is written in the chaining meaning.
-* ``tie_word_embeddings`` forced false when Vd < V (§3.5); ``head_dim``, rope fields (legacy
+* ``tie_word_embeddings`` forced false when Vd < V (vLLM ``Eagle3LlamaForCausalLM.__init__``
+  sizes ``lm_head`` by ``draft_vocab_size``); ``head_dim``, rope fields (legacy
   ``rope_theta``/``rope_scaling`` and transformers-5 ``rope_parameters``) and
   ``max_position_embeddings`` carried over.
-* vocabulary maps (§3.4): ``d2t``/``t2d`` kept byte for byte; ``t2d`` derived from ``d2t`` when it is
+* vocabulary maps (vLLM ``Eagle3LlamaForCausalLM.load_weights`` / ``compute_logits``: target id
+  = i + d2t[i]): ``d2t``/``t2d`` kept byte for byte; ``t2d`` derived from ``d2t`` when it is
   missing and V is known; Vd < V without ``d2t`` refused; int64/bool buffers never cast.
 
 Data path: one tensor at a time, in chunks of :data:`CHUNK_BYTES` (uncast tensors of safetensors
@@ -75,8 +85,6 @@ from recipecli.safe_write import (
 OutputFormat = Literal["speculators", "eagle3"]
 Convention = Literal["hidden-state", "layer-output"]
 
-FACTS = "engine-facts"
-
 #: bytes moved per read/cast/write/compare step (bounds the working set)
 CHUNK_BYTES = 32 << 20
 #: bytes per cast step (numpy temporaries stay cache-sized: ~2x faster than 32 MB steps)
@@ -90,7 +98,7 @@ ITEMSIZE: Mapping[str, int] = {"F16": 2, "BF16": 2, "F32": 4}
 DTYPE_OPTION: Mapping[str, str | None] = {"keep": None, "bf16": "BF16", "fp16": "F16"}
 CONFIG_DTYPE: Mapping[str, str] = {"BF16": "bfloat16", "F16": "float16", "F32": "float32"}
 
-#: Convention the aux ids of each source format are written in (engine-facts §3.1); the same table
+#: Convention the aux ids of each source format are written in (docs/convert.md, aux ids); the same table
 #: `check` uses. Formats not listed (NeMo, nebius) need ``--aux-id-convention``.
 SOURCE_CONVENTION: Mapping[str, Convention] = {
     "A": "layer-output",
@@ -187,7 +195,8 @@ def parse_aux_ids(text: str) -> tuple[int, ...]:
 
 
 def to_hidden_state(ids: Sequence[int], convention: Convention) -> tuple[int, ...]:
-    """Aux ids as HF ``hidden_states`` indices (vLLM convention, engine-facts §3.1)."""
+    """Aux ids as HF ``hidden_states`` indices (vLLM convention: ``vllm/model_executor/models/
+    llama.py`` ``LlamaModel.forward`` captures the state entering layer i)."""
     return tuple(i + 1 for i in ids) if convention == "layer-output" else tuple(ids)
 
 
@@ -264,7 +273,8 @@ def cast_bytes(raw: Any, src: str, dst: str) -> bytes:
 
 
 def derive_t2d(d2t: np.ndarray, V: int) -> np.ndarray:
-    """``t2d`` [V] bool from ``d2t`` [Vd] int64 offsets (engine-facts §3.4).
+    """``t2d`` [V] bool from ``d2t`` [Vd] int64 offsets (target id = i + d2t[i], as vLLM v0.33.0
+    ``Eagle3LlamaForCausalLM.compute_logits`` maps draft logits).
 
     ``target_id = i + d2t[i]``; ``t2d[target_id] = True`` for every draft id i.
 
@@ -279,14 +289,14 @@ def derive_t2d(d2t: np.ndarray, V: int) -> np.ndarray:
         raise ConvertError(
             f"d2t maps draft id {bad} to target id {int(ids[bad])}, outside [0, {V}): "
             "d2t holds offsets (target = i + d2t[i]); fix the map before converting",
-            hint=f"{FACTS} §3.4",
+            hint="see docs/convert.md, vocab maps",
         )
     if ids.size > 1 and not np.all(np.diff(ids) > 0):
         bad = int(np.flatnonzero(np.diff(ids) <= 0)[0]) + 1
         raise ConvertError(
             f"d2t is not strictly increasing at draft id {bad} (target ids {int(ids[bad - 1])}, "
             f"{int(ids[bad])}): not a valid draft→target map, so no t2d can be derived",
-            hint=f"{FACTS} §3.4",
+            hint="see docs/convert.md, vocab maps",
         )
     t2d = np.zeros(V, dtype=bool)
     t2d[ids] = True
@@ -417,8 +427,8 @@ def draft_semantics(d: DraftModel, *, norm_output_meaning: str | None = None) ->
     """The format-independent meaning of a draft: what a conversion must preserve.
 
     Names, prefixes, where keys sit and ``norm_output``'s spelling are left out; aux ids are
-    expressed as hidden-state indices (engine-facts §3.1) and ``norm_output`` as two booleans
-    (§3.3): ``norm_before_head`` and ``post_norm_chaining``.
+    expressed as hidden-state indices and ``norm_output`` as two booleans (see the module
+    docstring): ``norm_before_head`` and ``post_norm_chaining``.
 
     Args:
         d: canonical draft.
@@ -477,7 +487,8 @@ def semantic_diff(a: Mapping[str, Any], b: Mapping[str, Any]) -> dict[str, tuple
 
 
 def map_tensor_name(name: str, d: DraftModel, to: OutputFormat, n_layers: int) -> str | None:
-    """Output name of source tensor ``name`` (engine-facts §1 table), or None when unknown.
+    """Output name of source tensor ``name`` (``midlayer.*`` <-> ``layers.{i}.*``, the rename vLLM
+    v0.33.0 ``Eagle3LlamaForCausalLM.load_weights`` applies), or None when unknown.
 
     ``midlayer.*`` / ``midlayer.{i}.*`` / ``layers.{i}.*`` become ``layers.{i}.*`` (speculators) or
     ``midlayer.*`` (eagle3, one layer; ``midlayer.{i}.*`` for more); top-level roles keep their
@@ -539,14 +550,14 @@ def _resolve_aux(
                 f"format {d.format} does not say whether its aux ids {list(d.aux_ids)} are hidden-state or "
                 "layer-output indices",
                 src,
-                "pass --aux-id-convention hidden-state|layer-output (engine-facts §3.1)",
+                "pass --aux-id-convention hidden-state|layer-output (docs/convert.md, aux ids)",
             )
         src_hidden = to_hidden_state(d.aux_ids, conv)
     if opts.aux_ids is not None:
         if opts.aux_id_convention is None:
             raise UsageError(
                 "--aux-ids needs --aux-id-convention hidden-state|layer-output to say which convention "
-                "the ids are written in (engine-facts §3.1)"
+                "the ids are written in (docs/convert.md, aux ids)"
             )
         given = to_hidden_state(opts.aux_ids, opts.aux_id_convention)
         if src_hidden is not None and given != src_hidden and not opts.force:
@@ -575,7 +586,7 @@ def _resolve_aux(
                 f"fc takes {fc_k} target hidden states but the config names no aux layer ids; engines "
                 "would build a 3-chunk fc",
                 src,
-                "pass --aux-ids and --aux-id-convention (engine-facts §3.1, §5)",
+                "pass --aux-ids and --aux-id-convention (docs/convert.md, aux ids)",
             )
         return None, trans, notes
     if fc_k is not None and len(src_hidden) != fc_k:
@@ -591,7 +602,7 @@ def _resolve_aux(
             f"aux hidden states {list(src_hidden)} include the embedding output (index 0), which "
             f"{opts.to} output cannot express in {out_conv} convention",
             src,
-            f"{FACTS} §3.1",
+            "see docs/convert.md, aux ids",
         )
     if d.aux_ids is not None and opts.aux_ids is None:
         trans.append(
@@ -601,7 +612,7 @@ def _resolve_aux(
                 {"ids": list(out_ids), "where": _aux_where(opts.to), "convention": out_conv},
                 "hidden states entering layers "
                 f"{list(src_hidden)}; vLLM/speculators write hidden-state indices, SpecForge/SGLang/"
-                "ModelOpt/tokenspeed layer-output indices (= hidden-state - 1) (engine-facts §3.1)",
+                "ModelOpt/tokenspeed layer-output indices (= hidden-state - 1)",
             )
         )
     return src_hidden, trans, notes
@@ -644,7 +655,7 @@ def plan_conversion(
             "not an EAGLE3 draft (no speculators_model_type, Eagle3 architecture or one-layer Llama "
             "with draft_vocab_size)",
             src,
-            "see engine-facts §2 for the formats convert reads",
+            "see docs/check.md for the draft formats convert reads",
         )
     if d.attention == "MLA":
         raise _refuse(
@@ -684,7 +695,7 @@ def plan_conversion(
                     "norm_before_residual",
                     nbr,
                     opts.norm_before_residual,
-                    "--norm-before-residual (formats A/B/C do not record it; engine-facts §3.2)",
+                    "--norm-before-residual (formats A/B/C do not record it)",
                 )
             )
         nbr = opts.norm_before_residual
@@ -693,7 +704,7 @@ def plan_conversion(
             f"format {d.format} does not record norm_before_residual and speculators output must state it "
             "(vLLM assumes true when a speculators config omits it, speculators' default is false)",
             src,
-            "pass --norm-before-residual true|false as the draft was trained (engine-facts §3.2)",
+            "pass --norm-before-residual true|false as the draft was trained",
         )
 
     # ---------------------------------------------------------------- norm_output
@@ -703,7 +714,7 @@ def plan_conversion(
                 f"norm_output false in format {d.format} means no norm before the lm_head, which "
                 "speculators, vLLM and tokenspeed cannot express",
                 src,
-                f"{FACTS} §3.3",
+                "see docs/convert.md, norm_output",
             )
         chaining = False
         if d.norm_output is not None:
@@ -713,7 +724,7 @@ def plan_conversion(
                     d.norm_output,
                     False if opts.to == "speculators" else None,
                     f"format {d.format} norm_output means 'norm before lm_head' (SpecForge); the output "
-                    "key means Eagle 3.1 post-norm chaining, which this draft does not do (engine-facts §3.3)",
+                    "key means Eagle 3.1 post-norm chaining, which this draft does not do",
                 )
             )
     else:
@@ -738,7 +749,7 @@ def plan_conversion(
             raise _refuse(
                 "tokenspeed cannot serve this draft as eagle3: " + "; ".join(why),
                 src,
-                "convert --to speculators for vLLM, or add --force (engine-facts §5, §3.2)",
+                "convert --to speculators for vLLM, or add --force (docs/convert.md, tokenspeed)",
             )
         notes += [f"--force: tokenspeed cannot serve this output: {w}" for w in why]
 
@@ -749,7 +760,7 @@ def plan_conversion(
             f"draft_vocab_size {Vd} < vocab_size {V} but there is no d2t: the draft→target map is "
             "unknown (engines would map draft ids onto target ids 0..Vd-1)",
             src,
-            "add the d2t the draft was trained with; convert never invents one (engine-facts §3.4)",
+            "add the d2t the draft was trained with; convert never invents one",
         )
     derived: dict[str, bytes] = {}
     if d.has_d2t and not d.has_t2d:
@@ -764,7 +775,7 @@ def plan_conversion(
                     "t2d",
                     None,
                     f"derived from d2t: bool [{V}] with {int(t2d.sum())} entries true",
-                    "t2d[i + d2t[i]] = True for every draft id i (engine-facts §3.4)",
+                    "t2d[i + d2t[i]] = True for every draft id i",
                 )
             )
 
@@ -882,14 +893,16 @@ def _check_embed_drop(
     ck: Checkpoint, d: DraftModel, target_ck: Checkpoint | None, opts: ConvertOptions
 ) -> None:
     """``--embed drop`` is allowed only when the engines can share the target's embedding and it is
-    byte-identical to the draft's (engine-facts §4 sharing, §3.10)."""
+    byte-identical to the draft's (vLLM v0.33.0 ``vllm/v1/worker/gpu/spec_decode/eagle/utils.py``
+    ``load_eagle_model`` shares the target's embedding with a draft that ships none; tokenspeed
+    PR #837 for replicated vs sharded sharing)."""
     src = ck.source
     if d.target_hidden_size_declared and d.Ht != d.H:
         raise _refuse(
             f"--embed drop: draft hidden {d.H} != target hidden {d.Ht}, so the target embedding cannot be "
             "shared; the draft must ship its own embed_tokens",
             src,
-            f"{FACTS} §3.10",
+            "keep the embedding (--embed keep)",
         )
     if opts.force:
         return
@@ -1048,7 +1061,7 @@ def build_config(
                 True,
                 False,
                 f"draft_vocab_size {d.Vd} < vocab_size {d.V}: a tied head would be the full embedding "
-                "(shape mismatch at load, engine-facts §3.5)",
+                "(shape mismatch at load)",
             )
         )
         tie = False
@@ -1061,7 +1074,7 @@ def build_config(
                 d.layers,
                 n_layers,
                 f"the checkpoint holds {n_layers} draft decoder layer(s); the config value is not "
-                "reliable in format A (one 13B release says 40, engine-facts §2)",
+                "reliable in format A (one 13B release says 40)",
             )
         )
     layer["num_hidden_layers"] = n_layers

@@ -1,6 +1,9 @@
 """`recipecli convert`: round trips, vocab maps, casts, sharding, .bin input, atomicity.
 
-Expected values are worked out by hand from the fixture configs and engine-facts §1-§3, §5.
+Expected values are worked out by hand from the fixture configs and the engines' code: vLLM v0.33.0
+(vllm/model_executor/models/llama_eagle3.py Eagle3LlamaForCausalLM.load_weights / compute_logits,
+vllm/transformers_utils/configs/speculators/algos.py update_eagle3) and tokenspeed@f4d8ec6e
+(python/tokenspeed/runtime/models/llama_eagle3.py LlamaForCausalLMEagle3.load_weights).
 """
 
 from __future__ import annotations
@@ -82,14 +85,16 @@ def test_format_a_to_speculators_to_eagle3_round_trip(tmp_path, target, fixture_
 
     convert(str(src), spec, _spec(norm_before_residual=False), target=str(target), progress=False)
     c = config_of(spec)
-    # format D layout (engine-facts §2 D; ModelOpt vllm template)
+    # format D layout (the speculators config vLLM's update_eagle3 reads; ModelOpt vllm template)
     assert c["architectures"] == ["Eagle3Speculator"]
     assert c["speculators_model_type"] == "eagle3"
     assert c["draft_vocab_size"] == 100
     assert c["norm_before_residual"] is False
     assert c["target_hidden_size"] is None
     assert c["norm_output"] is False and c["fc_norm"] is False and c["norm_before_fc"] is False
-    assert "eagle_aux_hidden_state_layer_ids" not in c  # absent stays absent (§3.1 defaults agree)
+    assert (
+        "eagle_aux_hidden_state_layer_ids" not in c
+    )  # absent stays absent (both engines' default [2, L//2, L-3])
     assert c["torch_dtype"] == "float16"
     tlc = c["transformer_layer_config"]
     assert (tlc["hidden_size"], tlc["num_hidden_layers"], tlc["vocab_size"]) == (64, 1, 1000)
@@ -159,7 +164,8 @@ def test_format_b_aux_ids_round_trip(tmp_path, target, fixture_config):
 
 def test_eagle31_specforge_norm_output_means_norm_before_head(tmp_path, target, fixture_config):
     # SpecForge qwen3 eagle3.1 template: fc_norm true, norm_output true (SpecForge: norm before
-    # the head, engine-facts §3.3) → speculators norm_output false (no post-norm chaining)
+    # the head) → speculators norm_output false (no post-norm chaining: vLLM llama_eagle3.py
+    # LlamaModel.forward)
     cfg = tiny(fixture_config("sgl-project-SpecForge-template__qwen3-30B-A3B-eagle3.1"))
     d2t, t2d = valid_vocab_map(1000, 100, seed=5)
     src = write_draft(tmp_path / "B31", cfg, d2t=d2t, t2d=t2d, fc_norm=True)
@@ -189,7 +195,7 @@ def test_speculators_chaining_norm_output_to_eagle3(tmp_path, target, fixture_co
     (spec / "config.json").write_text(json.dumps(c))
     flat = tmp_path / "flat"
     convert(str(spec), flat, _eagle3(), target=str(target), progress=False)
-    assert config_of(flat)["norm_output"] is True  # tokenspeed reads it as chaining (§5)
+    assert config_of(flat)["norm_output"] is True  # tokenspeed reads it as chaining
     assert _sem(flat, eagle3=True)["post_norm_chaining"] is True
 
 
@@ -296,7 +302,8 @@ def test_legacy_rope_scaling_carried(tmp_path, target, fixture_config):
 
 
 def test_config_layer_count_follows_the_tensors(tmp_path, target, fixture_config):
-    # engine-facts §2 A: "num_hidden_layers: 1 (not reliable: one 13B draft says 40)"
+    # format A: num_hidden_layers is not reliable (one public 13B draft's config says 40 for
+    # its single layer); the tensors decide
     cfg = tiny(fixture_config("SafeAILab__EAGLE3-traineagle3-config"))
     d2t, t2d = valid_vocab_map(1000, 100, seed=10)
     src = write_draft(tmp_path / "A", cfg, d2t=d2t, t2d=t2d)
@@ -432,7 +439,7 @@ def test_parse_size():
 
 def _write_bin_draft(root: Path, cfg: dict, *, seed: int = 0, d2t=None, t2d=None) -> Path:
     """A pytorch_model.bin EAGLE3 draft with random fp16 weights, made with torch directly
-    (names/shapes from draft_specs, engine-facts §1)."""
+    (names/shapes from draft_specs: the midlayer.* layout vLLM's load_weights renames)."""
     torch = pytest.importorskip("torch")
     root.mkdir(parents=True)
     (root / "config.json").write_text(json.dumps(cfg))
@@ -489,7 +496,8 @@ def test_bin_draft_converts_to_safetensors_scaled_down(tmp_path, fixture_config)
 
 @pytest.mark.slow
 def test_bin_draft_converts_to_safetensors_llama31_8b_shapes(tmp_path, fixture_config):
-    # full Llama-3.1-8B shapes (engine-facts §1 worked example): q [4096, 8192], fc [4096, 12288],
+    # full Llama-3.1-8B shapes (meta-llama/Llama-3.1-8B config: H 4096, 32 heads x 128, 8 KV heads;
+    # the draft's q takes [embed; hidden] = 8192 wide, fc 3 x 4096): q [4096, 8192], fc [4096, 12288],
     # lm_head [32000, 4096], d2t [32000], t2d [128256]; ~0.85 GB of fp16 materialised
     cfg = fixture_config("SafeAILab__EAGLE3-traineagle3-config")
     _check_bin_conversion(tmp_path, cfg, 128256, 32000)

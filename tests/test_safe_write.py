@@ -571,3 +571,26 @@ def test_verifier_from_an_hf_cache_folder_and_from_a_hub_snapshot(models, capsys
 def test_verifier_only_for_speculators(models, capsys):
     line = refused(capsys, "convert", "models/draft", "o", "--to", "eagle3", "--verifier", "x/y")
     assert "--verifier applies to --to speculators only" in line
+
+
+def test_replace_dir_puts_the_previous_out_back_when_the_rename_fails(tmp_path, monkeypatch):
+    import recipecli.safe_write as sw
+
+    out, tmp = tmp_path / "out", tmp_path / ".out.tmp-1"
+    out.mkdir()
+    (out / "config.json").write_text("old")
+    tmp.mkdir()
+    (tmp / "config.json").write_text("new")
+    real, calls = os.rename, []
+
+    def rename(a, b):
+        calls.append((a, b))
+        if len(calls) == 2:  # moving the new folder into place fails
+            raise OSError(28, "No space left on device")
+        return real(a, b)
+
+    monkeypatch.setattr(sw.os, "rename", rename)
+    with pytest.raises(OSError):
+        sw.replace_dir(tmp, out, ["config.json"])
+    assert (out / "config.json").read_text() == "old"  # the previous OUT is back
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".out.tmp-1", "out"]  # no .old-*
