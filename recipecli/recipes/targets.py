@@ -1,4 +1,4 @@
-"""Find the target model's config.json for a recipe (needed to place ``text_overrides``).
+"""Find the target model's config.json for a recipe (needed to place its config overrides).
 
 Order: ``--target-config SOURCE`` > the recipe's (or hardware profile's) ``target_config`` >
 a bundled snapshot of the target (``recipecli/data/targets/<org>__<name>.json``) > the
@@ -82,8 +82,8 @@ def load_target_config(
         return _open_config(target), target
     except (SourceError, CheckpointFormatError) as exc:
         raise RecipeError(
-            f"cannot read the config of target {target!r} to place text_overrides "
-            f"({exc.one_line()})",
+            f"cannot read the config of target {target!r} to place the config overrides "
+            f"(text_overrides, hf-overrides) ({exc.one_line()})",
             path=where or None,
             hint="pass --target-config SOURCE (a checkpoint dir, config.json or snapshot)",
         ) from None
