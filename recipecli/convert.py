@@ -1155,6 +1155,12 @@ def build_config(
         }
         if "speculators_version" in top:
             config["speculators_version"] = top["speculators_version"]
+        if out_ids is not None:
+            # vLLM sizes fc from num_aux_hidden_states (llama_eagle3.py LlamaModel.__init__),
+            # which reaches the draft config only from transformer_layer_config
+            # (speculators/base.py extract_transformers_pre_trained_config): without it a draft
+            # with other than 3 ids gets a 3-wide fc and fails to load.
+            layer = {**layer, "num_aux_hidden_states": len(out_ids)}
         config |= {
             "transformer_layer_config": layer,
             "draft_vocab_size": vd_out if vd_out is not None else d.Vd,
@@ -1905,7 +1911,7 @@ def _convert(draft, out, options, target, progress, fsync, run_target_check, log
     early = convert_inputs(ck, None)
     if isinstance(target, str):
         early += path_inputs(f"the --target {target}", target)
-    prepare_dir(out, inputs=early, **where)  # refuse a bad OUT before opening the target
+    prepare_dir(out, inputs=early, existing=False, **where)  # a bad OUT before opening the target
     target_ck = (
         target if isinstance(target, Checkpoint) or target is None else open_checkpoint(target)
     )

@@ -304,6 +304,7 @@ def prepare_file(
     noun: str,
     kind: OutputKind | None,
     inputs: Iterable[Input] = (),
+    existing: bool = True,
 ) -> Path:
     """Check that ``dest`` may be written as a ``kind`` output; nothing is written.
 
@@ -317,6 +318,9 @@ def prepare_file(
         kind: what is written (recognises a previous output); None: only a missing or empty
             file may be written.
         inputs: the command's inputs (:func:`check_inputs`).
+        existing: also check that an existing file is a previous ``kind`` output; False for an
+            early check made before all inputs are known (so that the later check can say
+            which input a file is).
 
     Returns:
         The path that will be replaced (links resolved).
@@ -346,7 +350,7 @@ def prepare_file(
         )
     check_parent(final, what=what, noun=noun)
     check_inputs(final, inputs, what=what, noun=noun, shown=given)
-    if st is not None and st.st_size > 0:
+    if existing and st is not None and st.st_size > 0:
         head = _read_head(final, kind.head_bytes) if kind is not None else None
         if head is None or kind is None or not kind.recognise(head):
             name = f"a {kind.name}" if kind is not None else "an empty file"
@@ -517,6 +521,7 @@ def prepare_dir(
     noun: str,
     force: bool,
     inputs: Iterable[Input] = (),
+    existing: bool = True,
 ) -> tuple[Path, list[str] | None]:
     """Check that ``dest`` may become a ``convert`` output folder; nothing is written.
 
@@ -524,9 +529,12 @@ def prepare_dir(
     output holding only the files its marker lists. Never a link, a file, the current folder
     (or one above it), or anything that is, holds or lies inside an input.
 
+    ``existing=False`` leaves out the checks of an existing folder's contents (``--force``, the
+    marker): an early check made before all inputs are known.
+
     Returns:
         (the folder's absolute path, the files to delete when replacing it — None when
-        ``dest`` does not exist, [] for an empty folder).
+        ``dest`` does not exist, [] for an empty folder or an early check).
 
     Raises:
         UsageError: one line naming ``dest``.
@@ -569,6 +577,8 @@ def prepare_dir(
             path=str(given),
             hint=f"run from another directory or give another {noun}",
         )
+    if not existing:
+        return absolute, []
     if not force:
         raise UsageError(
             f"cannot write {what}: output exists",

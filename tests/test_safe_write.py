@@ -594,3 +594,36 @@ def test_replace_dir_puts_the_previous_out_back_when_the_rename_fails(tmp_path, 
         sw.replace_dir(tmp, out, ["config.json"])
     assert (out / "config.json").read_text() == "old"  # the previous OUT is back
     assert sorted(p.name for p in tmp_path.iterdir()) == [".out.tmp-1", "out"]  # no .old-*
+
+
+def test_hf_cache_source_blobs_and_hard_links_are_inputs(models):
+    # the HF cache layout huggingface_hub writes: snapshots/<rev>/<file> -> ../../blobs/<hash>
+    repo = models / "hfc" / "models--org--tgt"
+    (repo / "blobs").mkdir(parents=True)
+    (repo / "snapshots" / "abc").mkdir(parents=True)
+    (repo / "refs").mkdir()
+    (repo / "refs" / "main").write_text("abc")
+    for name, blob in (("config.json", "b1"), ("model.safetensors", "b2")):
+        os.replace(models / "models" / "draft" / name, repo / "blobs" / blob)
+        os.symlink(f"../../blobs/{blob}", repo / "snapshots" / "abc" / name)
+    os.link(repo / "blobs" / "b2", models / "hard.safetensors")
+    env = {**os.environ, "HF_HUB_CACHE": str(models / "hfc"), "HF_HUB_OFFLINE": "1"}
+
+    def run(*args):
+        return subprocess.run(
+            [sys.executable, "-m", "recipecli", *args],
+            cwd=models, env=env, capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+
+    assert run("inspect", "org/tgt").returncode == 0
+    before = tree(models)
+    for dest, needle in (
+        ("hfc/models--org--tgt/blobs/b2", "it is model.safetensors of SOURCE org/tgt"),
+        ("hard.safetensors", "it is model.safetensors of SOURCE org/tgt"),
+        ("hfc/models--org--tgt/snapshots/abc/s.json", "it lies inside SOURCE org/tgt"),
+    ):
+        proc = run("inspect", "org/tgt", "--save-metadata", dest)
+        assert proc.returncode == 2 and needle in proc.stderr, proc.stderr
+    proc = run("convert", "hfc/models--org--tgt/snapshots/abc", "hfc", "--to", "eagle3", "--force")
+    assert proc.returncode == 2 and "it holds the draft" in proc.stderr, proc.stderr
+    assert tree(models) == before

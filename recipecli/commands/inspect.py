@@ -6,6 +6,7 @@ import json
 
 import click
 
+from recipecli.checkpoint.hub_timeout import timeout_option
 from recipecli.output import atomic_write_text, emit_json
 
 #: Tensor tables longer than this are printed as compact JSON (see docs/inspect.md).
@@ -15,6 +16,7 @@ COMPACT_JSON_TENSORS = 5000
 @click.command("inspect")
 @click.argument("source")
 @click.option("--revision", default=None, help="Hub revision (branch, tag or commit) for repo ids.")
+@timeout_option
 @click.option(
     "--json", "as_json", is_flag=True, help="Print one JSON document (summary + tensor table)."
 )
@@ -46,7 +48,7 @@ def command(source: str, revision: str | None, as_json: bool, save_metadata: str
     where = {"what": "--save-metadata file", "noun": "--save-metadata path", "kind": SNAPSHOT}
     label = f"SOURCE {source}"
     if save_metadata:  # refuse a bad FILE before any work (checked again when written)
-        prepare_file(save_metadata, inputs=path_inputs(label, source), **where)
+        prepare_file(save_metadata, inputs=path_inputs(label, source), existing=False, **where)
     ck = open_checkpoint(source, revision)
     summary = summarize(ck)
     if save_metadata:
