@@ -519,6 +519,35 @@ def _bytes(n: int | None) -> str:
     return f"{n / 1e9:.2f} GB" if n >= 1e8 else f"{n / 1e6:.1f} MB"
 
 
+_SHOWN = (
+    ("architecture", "arch"),
+    ("H", "H"),
+    ("Ht", "Ht"),
+    ("Vd", "Vd"),
+    ("k", "k"),
+    ("aux_layers", "aux hidden states"),
+)
+
+
+def _resolved_line(values: Mapping[str, Mapping[str, Any]]) -> str:
+    """``arch Eagle3LlamaForCausalLM, H 4096, Vd 32000, k 3*, aux hidden states [2, 16, 29]*``;
+    ``*`` marks a value the engine filled in (a default), not one the checkpoint gave."""
+    parts = []
+    for key, label in _SHOWN:
+        if key not in values:
+            continue
+        v = values[key]
+        given = str(v["origin"]).startswith(
+            ("config:", "len(", "eagle_aux", "eagle_config", "registry")
+        )
+        mark = "" if given or key == "architecture" else "*"
+        value = v["value"]
+        parts.append(f"{label} {list(value) if isinstance(value, tuple) else value}{mark}")
+    return ", ".join(parts) + (
+        " (* = engine default)" if any(p.endswith("*") for p in parts) else ""
+    )
+
+
 def format_result(res: CheckResult, *, strict: bool = False) -> str:
     """Human report: header, READY/NOT READY per engine, findings by severity, sharing table."""
     t, d = res.target, res.draft
@@ -528,13 +557,15 @@ def format_result(res: CheckResult, *, strict: bool = False) -> str:
         + f", H {t.H}, layers {t.L}, vocab {t.V}",
         f"draft   {res.draft_source}: "
         + (
-            f"format {d.format} ({d.format_name}), H {d.H}, Vd {d.Vd}, k {d.k}, aux ids "
+            f"format {d.format} ({d.format_name}), aux ids "
             + (str(list(d.aux_ids)) if d.aux_ids is not None else "absent")
             if d.is_eagle3
             else "not an EAGLE3 draft"
         ),
-        "",
     ]
+    for engine, values in res.resolved.items():
+        lines.append(f"  as {engine} reads it: {_resolved_line(values)}")
+    lines.append("")
     for engine in res.engines:
         ready = res.ready_tps(engine)
         warn = [f for f in res.findings if f.severity == "warning" and f.engine in (engine, "any")]

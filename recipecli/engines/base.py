@@ -107,10 +107,13 @@ class EngineRun:
         findings: findings so far.
         sharing: one :class:`recipecli.engines.common.SharingRow` per TP size.
         stop: set by a step when the engine cannot go further (e.g. architecture not registered).
+        config: the draft config as the engine's model code sees it (e.g. vLLM's speculators
+            translation), set by the config step; later steps read it instead of the raw file.
     """
 
     ctx: PairContext
     resolved: dict[str, Value] = field(default_factory=dict)
+    config: dict[str, Any] = field(default_factory=dict)
     findings: list[Finding] = field(default_factory=list)
     sharing: list[Any] = field(default_factory=list)
     stop: str | None = None
@@ -201,7 +204,7 @@ class EngineModel:
 
     def run(self, ctx: PairContext) -> EngineRun:
         """Run every step on ``ctx``; a step that sets ``run.stop`` ends the run."""
-        run = EngineRun(ctx)
+        run = EngineRun(ctx, config=dict(ctx.draft_ck.config))
         for step in self.steps:
             run.findings.extend(step.fn(run))
             if run.stop:

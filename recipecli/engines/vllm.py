@@ -121,6 +121,25 @@ def _registry() -> dict:
 # --------------------------------------------------------------------------- a. config
 
 
+def speculators_hf_config(raw: dict) -> dict:
+    """The draft config vLLM's model code sees for a speculators checkpoint: ``SpeculatorsConfig``
+    starts from ``transformer_layer_config`` and ``update_eagle3`` adds ``draft_vocab_size``,
+    ``target_hidden_size`` (only when not null), ``norm_before_residual`` (default true),
+    ``norm_before_fc`` / ``fc_norm`` / ``norm_output`` (default false) and the top-level aux ids.
+    Nothing else of the top level (``num_aux_hidden_states``, ``eagle_config``) gets through."""
+    layer = raw.get("transformer_layer_config")
+    hf = dict(layer) if isinstance(layer, dict) else {}
+    hf["draft_vocab_size"] = raw.get("draft_vocab_size")
+    if raw.get("target_hidden_size") is not None:
+        hf["target_hidden_size"] = raw["target_hidden_size"]
+    hf["norm_before_residual"] = raw.get("norm_before_residual", True)
+    for flag in ("norm_before_fc", "fc_norm", "norm_output"):
+        hf[flag] = raw.get(flag, False)
+    if raw.get("eagle_aux_hidden_state_layer_ids"):
+        hf["eagle_aux_hidden_state_layer_ids"] = raw["eagle_aux_hidden_state_layer_ids"]
+    return hf
+
+
 @steps.add(
     "a",
     "Draft config resolution",
@@ -148,12 +167,12 @@ def step_config(run: EngineRun) -> Iterable[Finding]:
     only."""
     ctx = run.ctx
     d = ctx.draft
-    cfg = ctx.draft_ck.config
+    raw = ctx.draft_ck.config
     speculators = d.format == "D"
     run.set("speculators", speculators, "speculators_model_type" if speculators else "absent")
+    cfg = run.config = speculators_hf_config(raw) if speculators else dict(raw)
     if speculators:
-        layer_cfg = cfg.get("transformer_layer_config") or {}
-        model_type = str(layer_cfg.get("model_type") or "llama")
+        model_type = str(cfg.get("model_type") or "llama")
         run.set("model_type", model_type, "transformer_layer_config.model_type")
         if model_type not in ("llama", "qwen3"):
             yield finding(
@@ -254,7 +273,7 @@ def step_config(run: EngineRun) -> Iterable[Finding]:
         else:
             nested = f" (eagle_config.{flag} is not read)" if flag in eagle_cfg else ""
             run.set(flag, False, f"default (false){nested}")
-    if "norm_before_residual" in cfg and cfg["norm_before_residual"] is not None:
+    if "norm_before_residual" in raw and raw["norm_before_residual"] is not None:
         run.set(
             "norm_before_residual",
             bool(cfg["norm_before_residual"]),
@@ -325,7 +344,7 @@ def step_architecture(run: EngineRun) -> Iterable[Finding]:
     name already starts or ends with it; speculators drafts take ``update_eagle3``'s map) and looked
     up in ``_SPECULATIVE_DECODING_MODELS``. An unregistered name fails at load."""
     ctx = run.ctx
-    arch, how = draft_architecture(dict(ctx.draft_ck.config), ctx.draft, run.get("model_type"))
+    arch, how = draft_architecture(run.config, ctx.draft, run.get("model_type"))
     run.set("architecture", arch, how)
     drafts = _registry()["eagle3_drafts"]
     if arch not in drafts:
@@ -436,7 +455,7 @@ def step_aux(run: EngineRun) -> Iterable[Finding]:
     d, L = ctx.draft, ctx.target.L
     if L is None:
         return
-    cfg = dict(ctx.draft_ck.config)
+    cfg = run.config
     layers, where = captured_layers(d, cfg, L)
     run.set("aux_layers", layers, where)
     k = run.get("k")
@@ -556,7 +575,7 @@ def allocated(run: EngineRun) -> dict[str, tuple[int, ...]]:
         out[pre + "self_attn.q_proj.weight"] = (nh * hd, qkv_in)
         out[pre + "self_attn.k_proj.weight"] = (nkv * hd, qkv_in)
         out[pre + "self_attn.v_proj.weight"] = (nkv * hd, qkv_in)
-        if bool(run.ctx.draft_ck.config.get("attention_bias", False)):
+        if bool(run.config.get("attention_bias", False)):
             out[pre + "self_attn.q_proj.bias"] = (nh * hd,)
             out[pre + "self_attn.k_proj.bias"] = (nkv * hd,)
             out[pre + "self_attn.v_proj.bias"] = (nkv * hd,)
