@@ -3,7 +3,7 @@
 Reuses bench_inspect's cached full-size sparse DeepSeek-V3 checkpoint (~690 GB apparent) and builds
 the SpecForge DeepSeek-V3 EAGLE3 draft (full size, sparse, valid vocab map). Prints the wall time of
 `recipecli check T D --kernel skip --json` (subprocess, best of N) and whether torch was imported.
-Target (issue 3): under 2 s on this 2-core machine, no torch import. Exit 1 when missed.
+Target: under 2 s on this 2-core machine, no torch import. Exit 1 when missed.
 
     python benchmarks/bench_check.py [--workdir DIR] [--repeat 3]
 """

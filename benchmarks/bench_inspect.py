@@ -1,4 +1,4 @@
-"""Benchmark `recipecli inspect` on a full-size sparse DeepSeek-V3 checkpoint (issue 2).
+"""Benchmark `recipecli inspect` on a full-size sparse DeepSeek-V3 checkpoint.
 
 Builds once (cached in ``--workdir``) a 163-shard, ~688.6 GB apparent checkpoint from
 ``tests/fixtures/configs/deepseek-ai__DeepSeek-V3/config.json`` with
@@ -12,7 +12,7 @@ costs a few MB of disk), then prints:
   against the apparent checkpoint size;
 * whether torch got imported (in-process and in the subprocess).
 
-Targets (issue 2): inspect < 1.5 s on a 2-core machine, bytes read < 0.01 % of the checkpoint,
+Targets: inspect < 1.5 s on a 2-core machine, bytes read < 0.01 % of the checkpoint,
 no torch. Exit status 1 when a target is missed.
 
 Usage::

@@ -1,6 +1,6 @@
 """Find the TEXT model config inside a (possibly wrapped) HF config.
 
-Multimodal and VL targets keep the language model under a wrapper key (engine-facts §3.7):
+Multimodal and VL targets keep the language model under a wrapper key (vLLM get_hf_text_config, tokenspeed get_hf_text_config; docs/engines/vllm.md#target-config):
 ``text_config`` (MiniMax-M3-VL, Qwen3-VL), ``thinker_config.text_config`` (Qwen-Omni),
 ``llm_config`` (InternVL), ``language_config`` (DeepSeek-VL). H, V and L must come from the text
 config, and its tensors carry a name prefix (``language_model.model.`` …).
