@@ -350,19 +350,31 @@ def launch_config(n_rows: int, block: int, elem_bytes: int) -> tuple[int, int]:
 #: H=4096 N=32768 4 rows x 16 warps 274.1 µs vs 278.5 µs for 1 x 8 (copy 259.1 µs).
 _LARGE_N_CONFIGS: tuple[tuple[int, int, int, int], ...] = ((32768, 8192, 4, 16),)
 
-#: Looped two-pass reduction: (min N, min padded row bytes, CHUNK lanes, num_warps), first match
-#: wins; rows narrower than every entry are read as one register tile. Empty = never looped.
-LOOP_CONFIGS: tuple[tuple[int, int, int, int], ...] = ()
+#: Looped two-pass reduction (:func:`_rms_loop`) from this many rows on, for rows of at least
+#: :data:`LOOP_MIN_ROW_BYTES`. H200 sweep (``kernels/sweep_rmsnorm.py``, bf16, median of 5
+#: interleaved rounds, % of a same-bytes copy, register tile -> looped): dual H=8192 N=4096
+#: graphed 92.7 -> 100.3 % (chunk 4096, 16 warps), N=65536 92.1 -> 102.0 %; H=7168 N=32768
+#: 94.6 -> 98.2-100.1 %; H=5120 N=32768 95.2 -> 100.0 % (chunk 2048, 8 warps); H=4096 N=32768
+#: 96.2 -> 101.0 % (chunk 2048, 4 warps); grouped k=4 H=8192 N=16384 93.1 -> 100.7 %.
+LOOP_MIN_ROWS = 2048
+LOOP_MIN_ROW_BYTES = 8192
 
 
-def loop_config(n_rows: int, block: int, elem_bytes: int) -> tuple[int, int] | None:
-    """``(CHUNK, num_warps)`` when a segment of padded width ``block`` is read looped, else None."""
-    if INTERPRETED:
+def loop_config(n_rows: int, width: int, elem_bytes: int) -> tuple[int, int] | None:
+    """``(CHUNK, num_warps)`` when rows of ``width`` elements are read looped, else None.
+
+    Looped from :data:`LOOP_MIN_ROWS` rows of at least :data:`LOOP_MIN_ROW_BYTES` bytes: chunks
+    of 4096 lanes x 16 warps when the width is a multiple of 4096 above it (8192), 2048 x 4 for
+    a width of 4096 or less, else 2048 x 8 (5120, 6144, 7168: at most half a chunk idle). Never
+    under the CPU interpreter (which gets ``chunk`` explicitly when it should loop).
+    """
+    if INTERPRETED or n_rows < LOOP_MIN_ROWS or width * elem_bytes < LOOP_MIN_ROW_BYTES:
         return None
-    for min_rows, min_row_bytes, chunk, warps in LOOP_CONFIGS:
-        if n_rows >= min_rows and block * elem_bytes >= min_row_bytes:
-            return chunk, warps
-    return None
+    if width > 4096 and width % 4096 == 0:
+        return 4096, 16
+    if width <= 4096:
+        return 2048, 4
+    return 2048, 8
 
 
 #: Programmatic dependent launch (PDL) by default where the GPU has it (compute capability >= 9,
@@ -489,8 +501,8 @@ class Launch:
             *addrs, *self.static, *eps, *self.cvals)  # fmt: skip
 
 
-def _tuning(n: int, width: int, esize: int, rows_per_program, num_warps, chunk):
-    looped = loop_config(n, width, esize) if chunk is None else ((chunk, 0) if chunk else None)
+def _tuning(n: int, width: int, true_width: int, esize: int, rows_per_program, num_warps, chunk):
+    looped = loop_config(n, true_width, esize) if chunk is None else ((chunk, 0) if chunk else None)
     rows, warps = launch_config(n, width, esize)
     if looped:
         chunk, warps = looped[0], looped[1] or warps
@@ -517,7 +529,7 @@ def dual_plan(
     """
     (block1, tail1), (block2, tail2) = tiles(d1, split), tiles(d2, split)
     width = max(block1 + tail1, block2 + tail2)
-    rows, warps, chunk = _tuning(n, width, esize, rows_per_program, num_warps, chunk)
+    rows, warps, chunk = _tuning(n, width, max(d1, d2), esize, rows_per_program, num_warps, chunk)
     n_tiles = triton.cdiv(n, rows) * 2
     pdl_on = _pdl_on(pdl, device_index)
     consts = {"ROWS": rows, "BLOCK1": block1, "TAIL1": tail1, "BLOCK2": block2, "TAIL2": tail2,
@@ -548,7 +560,7 @@ def grouped_plan(
         ``(eps,)``.
     """
     block, tail = tiles(h, split)
-    rows, warps, chunk = _tuning(n, block + tail, esize, rows_per_program, num_warps, chunk)
+    rows, warps, chunk = _tuning(n, block + tail, h, esize, rows_per_program, num_warps, chunk)
     n_tiles = triton.cdiv(n, rows) * k
     pdl_on = _pdl_on(pdl, device_index)
     consts = {"ROWS": rows, "BLOCK": block, "TAIL": tail, "CHUNK": chunk,

@@ -106,7 +106,12 @@ def run_case(kind: str, n: int, h: int, k: int, args) -> dict:
     fused, copy, hf = _case_fns(kind, n, h, k)
     ref = fused()
     rows = []
-    for v in _variants(graphed, h):
+    variants = (
+        [v for v in QUICK_VARIANTS if v.get("chunk", 0) <= h]
+        if args.quick
+        else _variants(graphed, h)
+    )
+    for v in variants:
         fn = functools.partial(fused, **v)
         try:
             got = fn()
@@ -159,7 +164,17 @@ def table(res: dict) -> str:
 
 CASES = (("dual", 4096, 8192, 2), ("dual", 65536, 8192, 2), ("dual", 32768, 7168, 2),
          ("dual", 32768, 5120, 2), ("dual", 32768, 4096, 2), ("grouped", 16384, 8192, 4),
-         ("grouped", 32768, 2048, 3), ("dual", 4096, 6144, 2))  # fmt: skip
+         ("grouped", 32768, 2048, 3), ("dual", 4096, 6144, 2), ("dual", 512, 4096, 2),
+         ("dual", 512, 8192, 2), ("dual", 2048, 8192, 2), ("dual", 1024, 4096, 2),
+         ("dual", 32768, 6144, 2), ("grouped", 32768, 2048, 3))  # fmt: skip
+
+#: ``--quick``: the default launch, the register tile and a few looped configurations.
+QUICK_VARIANTS: tuple[dict, ...] = (
+    {}, {"chunk": 0}, {"chunk": 0, "rows_per_program": 2, "num_warps": 8},
+    {"chunk": 1024, "num_warps": 4}, {"chunk": 2048, "num_warps": 4},
+    {"chunk": 2048, "num_warps": 8}, {"chunk": 4096, "num_warps": 8},
+    {"chunk": 4096, "num_warps": 16},
+)  # fmt: skip
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -170,6 +185,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rounds", type=int, default=5, help="interleaved re-timings of the best")
     ap.add_argument("--top", type=int, default=4, help="candidates re-timed besides the default")
     ap.add_argument("--no-compile", dest="compile", action="store_false")
+    ap.add_argument("--quick", action="store_true", help="only QUICK_VARIANTS")
     ap.add_argument("--cases", default="", help="indices into CASES, comma separated (default all)")
     args = ap.parse_args(argv)
     if not torch.cuda.is_available():

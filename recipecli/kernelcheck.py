@@ -69,7 +69,9 @@ DEFAULT_EPS = 1e-6  # HF LlamaConfig default, used when the config names none
 #: path the interpreter can reach (both segments, both conventions, row masking); the kernels'
 #: arithmetic does not depend on N.
 CPU_TOKENS: tuple[int, ...] = (3,)
-CUDA_TOKENS: tuple[int, ...] = (1, 7, 64, 512)
+#: N on CUDA: small N take the register tile, 2500 the looped two-pass reduction for rows of
+#: 4096 bf16 lanes or more (``rmsnorm_triton.LOOP_MIN_ROWS``).
+CUDA_TOKENS: tuple[int, ...] = (1, 7, 64, 512, 2500)
 CONVENTIONS: tuple[str, ...] = ("hf", "fp32_weight")
 
 
@@ -144,6 +146,9 @@ class CaseResult:
         guards: engine -> {"eligible": bool | None, "reasons": [...], "note"?} for this case as
             served on CUDA in the draft's dtype (None = the engine has no fused path for it).
         launched: False when N == 0 (nothing launched, by design).
+        path: the kernel's code path: ``tile`` (one register tile per row) or ``looped``
+            (two-pass reduction over chunks; CUDA at large N, forced once per convention under
+            the CPU interpreter), ``auto`` (CUDA: whichever the launch picks for N).
     """
 
     kind: str
@@ -154,6 +159,7 @@ class CaseResult:
     metrics: dict[str, Any]
     guards: dict[str, dict[str, Any]] = field(default_factory=dict)
     launched: bool = True
+    path: str = "auto"
 
     @property
     def passed(self) -> bool:
@@ -167,6 +173,7 @@ class CaseResult:
             "widths": list(self.widths),
             "dtype": self.dtype,
             "launched": self.launched,
+            "path": self.path,
             **self.metrics,
             "guards": self.guards,
         }
@@ -377,6 +384,11 @@ def _kernel_module(device: str):
     """Import the Triton module in the mode the device needs (interpreter on CPU)."""
     name = "recipecli.kernels.rmsnorm_triton"
     if device == "cpu":
+        if "triton" in sys.modules and os.environ.get("TRITON_INTERPRET", "0") != "1":
+            raise UsageError(
+                "triton was imported in this process without TRITON_INTERPRET=1",
+                hint="run the CPU check in a fresh process",
+            )
         if name in sys.modules and not sys.modules[name].INTERPRETED:
             raise UsageError(
                 "the kernel module was already compiled for the GPU in this process",
@@ -457,6 +469,7 @@ def run_cases(
     *,
     seed: int = 0,
     conventions: Sequence[str] = CONVENTIONS,
+    both_paths: bool = True,
 ) -> list[CaseResult]:
     """Run every (case, N, convention) through the kernel and compare with the reference (numpy under the
     CPU interpreter, torch on CUDA).
@@ -467,16 +480,19 @@ def run_cases(
         device: ``cpu`` (Triton interpreter) or ``cuda``.
         seed: seeds the inputs and any synthesised weights.
         conventions: rounding conventions to test.
+        both_paths: CPU only — run each (N, convention) as register tile and as looped
+            reduction (True), or the first convention as tile and the rest looped (False, what
+            ``check`` runs: each code path and each convention once).
 
     Returns:
-        One :class:`CaseResult` per case, N and convention.
+        One :class:`CaseResult` per case, N, convention (and code path on CPU).
 
     Raises:
         MissingDependencyError: torch/triton missing; UsageError: device not usable.
     """
     K = _kernel_module(device)
     if device == "cpu":
-        return _run_cases_host(K, norms, tokens, seed, conventions)
+        return _run_cases_host(K, norms, tokens, seed, conventions, both_paths)
     import torch
 
     from recipecli.kernels.rmsnorm_ref import compare, dual_rmsnorm_concat_ref, grouped_rmsnorm_ref
@@ -527,9 +543,18 @@ def run_cases(
 
 
 def _run_cases_host(
-    K: Any, norms: DraftNorms, tokens: Sequence[int], seed: int, conventions: Sequence[str]
+    K: Any,
+    norms: DraftNorms,
+    tokens: Sequence[int],
+    seed: int,
+    conventions: Sequence[str],
+    both_paths: bool = True,
 ) -> list[CaseResult]:
-    """:func:`run_cases` under Triton's CPU interpreter on numpy-backed tensors (no torch)."""
+    """:func:`run_cases` under Triton's CPU interpreter on numpy-backed tensors (no torch).
+
+    ``both_paths``: every (N, convention) as register tile and as looped reduction; False: the
+    first convention as tile, the others looped (each code path and each convention once).
+    """
     import numpy as np
 
     from recipecli.kernels.host_tensor import HostTensor, compare_np, rmsnorm_np
@@ -544,6 +569,15 @@ def _run_cases_host(
 
     results: list[CaseResult] = []
     eps = norms.eps
+
+    def paths(width: int, conv: str) -> tuple[tuple[str, dict[str, int]], ...]:
+        # the register tile, and the looped reduction with at least two chunks per row
+        chunk = max(16, 1 << max(0, (width // 2).bit_length() - 1))
+        both = (("tile", {"chunk": 0}), ("looped", {"chunk": chunk}))
+        if both_paths:
+            return both
+        return both[:1] if conv == conventions[0] else both[1:]
+
     if norms.layer0 is not None:
         w1, w2 = (tensor_of(w) for w in norms.layer0)
         d1, d2 = w1.shape[0], w2.shape[0]
@@ -551,17 +585,17 @@ def _run_cases_host(
             a = HostTensor.from_values(rng.standard_normal((n, d1)), dt)
             b = HostTensor.from_values(rng.standard_normal((n, d2)), dt)
             for conv in conventions:
-                out = HostTensor.empty((n, d1 + d2), dt)
-                if n:
-                    K.dual_rmsnorm_launch(a, b, w1, w2, eps, eps, out.columns(0, d1),
-                                          out.columns(d1, d2), convention=conv)  # fmt: skip
                 ref = np.concatenate([rmsnorm_np(a.numpy(), w1.numpy(), eps, dt, conv),
                                       rmsnorm_np(b.numpy(), w2.numpy(), eps, dt, conv)], axis=1)  # fmt: skip
-                metrics = compare_np(
-                    out.storage_numpy(), ref, dt, interpreted=True, convention=conv
-                )
-                results.append(CaseResult("layer0", conv, n, (d1, d2), dt, metrics,
-                                          _guards_layer0(d1, d2, n, dt, eps), bool(n)))  # fmt: skip
+                for path, kw in paths(min(d1, d2), conv):
+                    out = HostTensor.empty((n, d1 + d2), dt)
+                    if n:
+                        K.dual_rmsnorm_launch(a, b, w1, w2, eps, eps, out.columns(0, d1),
+                                              out.columns(d1, d2), convention=conv, **kw)  # fmt: skip
+                    metrics = compare_np(out.storage_numpy(), ref, dt, interpreted=True,
+                                         convention=conv)  # fmt: skip
+                    results.append(CaseResult("layer0", conv, n, (d1, d2), dt, metrics,
+                                              _guards_layer0(d1, d2, n, dt, eps), bool(n), path))  # fmt: skip
     if norms.fc_norm:
         ws = [tensor_of(w) for w in norms.fc_norm]
         k, h = len(ws), ws[0].shape[0]
@@ -572,18 +606,18 @@ def _run_cases_host(
             weights = ws
         for n in tokens:
             x = HostTensor.from_values(rng.standard_normal((n, k * h)), dt)
+            xv = x.numpy()
             for conv in conventions:
-                out = HostTensor.empty((n, k * h), dt)
-                if n:
-                    K.grouped_rmsnorm_launch(x, weights, eps, out, convention=conv)
-                xv = x.numpy()
                 ref = np.concatenate([rmsnorm_np(xv[:, i * h : (i + 1) * h], ws[i].numpy(), eps,
                                                  dt, conv) for i in range(k)], axis=1)  # fmt: skip
-                metrics = compare_np(
-                    out.storage_numpy(), ref, dt, interpreted=True, convention=conv
-                )
-                results.append(CaseResult("fc_norm", conv, n, (h,) * k, dt, metrics,
-                                          _guards_fc_norm(h, k, n, dt, eps), bool(n)))  # fmt: skip
+                for path, kw in paths(h, conv):
+                    out = HostTensor.empty((n, k * h), dt)
+                    if n:
+                        K.grouped_rmsnorm_launch(x, weights, eps, out, convention=conv, **kw)
+                    metrics = compare_np(out.storage_numpy(), ref, dt, interpreted=True,
+                                         convention=conv)  # fmt: skip
+                    results.append(CaseResult("fc_norm", conv, n, (h,) * k, dt, metrics,
+                                              _guards_fc_norm(h, k, n, dt, eps), bool(n), path))  # fmt: skip
     return results
 
 
@@ -643,7 +677,7 @@ def kernel_findings(draft_ckpt: Any, mode: str = "auto") -> list[Finding]:
         norms = draft_norms(draft_ckpt)
         device = resolve_device(mode)
         tokens = CPU_TOKENS if device == "cpu" else CUDA_TOKENS
-        results = run_cases(norms, tokens, device)
+        results = run_cases(norms, tokens, device, both_paths=False)
     except (CheckpointFormatError, UsageError, MissingDependencyError) as exc:
         return _skipped(f"kernel not verified: {exc.one_line()}")
     findings: list[Finding] = []
@@ -652,7 +686,7 @@ def kernel_findings(draft_ckpt: Any, mode: str = "auto") -> list[Finding]:
             m = r.metrics
             findings.append(Finding(
                 "kernel.mismatch", "error", "any",
-                f"fused {r.kind} kernel differs from the reference ({r.convention}, N={r.n}, {r.dtype}): "
+                f"fused {r.kind} kernel differs from the reference ({r.convention}, {r.path}, N={r.n}, {r.dtype}): "
                 f"max {m['max_ulp']} ulp, max abs {m['max_abs_err']:.3g}",
                 evidence={"device": device, **r.to_dict()}, source=SOURCE_CONVENTIONS,
             ))  # fmt: skip

@@ -34,7 +34,7 @@ def _w(d, dtype):
 
 
 def _check(out, ref, conv, what):
-    res = compare(out.cpu(), ref, convention=conv)
+    res = compare(out, ref, convention=conv)  # ref (computed on the CPU) is moved to the GPU
     print(f"{what} {conv}: max_ulp={res['max_ulp']} identical={res['frac_bit_identical']:.6f} "
           f"max_abs={res['max_abs_err']:.3g}")  # fmt: skip
     assert res["passed"], (what, conv, res)
@@ -45,7 +45,7 @@ def _check(out, ref, conv, what):
 def test_dual_gpu_matches_reference(d1, d2, dtype):
     torch.manual_seed(d1 + d2)
     w1, w2 = _w(d1, dtype), _w(d2, dtype)
-    for n in (0, 1, 3, 64, 512, 4096):
+    for n in (0, 1, 3, 64, 512, 2100):  # 2100 >= LOOP_MIN_ROWS: the looped reduction
         a = torch.randn(n, d1, device="cuda").to(dtype)
         b = torch.randn(n, d2, device="cuda").to(dtype)
         for conv in ("hf", "fp32_weight"):
@@ -58,23 +58,23 @@ def test_dual_gpu_matches_reference(d1, d2, dtype):
             _check(out, ref, conv, f"dual {d1},{d2} {dtype} N={n}")
 
 
-@pytest.mark.parametrize("h", WIDTHS)
-@pytest.mark.parametrize("k", [1, 2, 3, 4, 5])
-def test_grouped_gpu_matches_reference(k, h):
+GROUPED = [(k, h, torch.bfloat16) for k in (1, 2, 3, 4, 5) for h in WIDTHS]
+GROUPED += [(k, 4096, dt) for k in (1, 3, 5) for dt in (torch.float16, torch.float32)]
+
+
+@pytest.mark.parametrize("k, h, dtype", GROUPED, ids=str)
+def test_grouped_gpu_matches_reference(k, h, dtype):
     torch.manual_seed(k * h)
-    for dtype in DTYPES:
-        ws = [_w(h, dtype) for _ in range(k)]
-        for n in (0, 1, 64, 1000):
-            big = torch.randn(n, k * h + 64, device="cuda").to(dtype)
-            x = big[:, 64:]  # strided rows, first element 128 bytes in
-            for conv in ("hf", "fp32_weight"):
-                ref = grouped_rmsnorm_ref(x.cpu(), [w.cpu() for w in ws], 1e-5, conv)
-                for weights in (ws, torch.stack(ws)):  # separate pointers, one [k, H] tensor
-                    out, path, _ = grouped_rmsnorm(
-                        x, weights, 1e-5, convention=conv, return_path=True
-                    )
-                    assert path == ("empty" if n == 0 else "triton")
-                    _check(out, ref, conv, f"grouped k={k} H={h} {dtype} N={n}")
+    ws = [_w(h, dtype) for _ in range(k)]
+    for n in (0, 1, 64, 2100):
+        big = torch.randn(n, k * h + 64, device="cuda").to(dtype)
+        x = big[:, 64:]  # strided rows, first element 128 bytes in
+        for conv in ("hf", "fp32_weight"):
+            ref = grouped_rmsnorm_ref(x.cpu(), [w.cpu() for w in ws], 1e-5, conv)
+            for weights in (ws, torch.stack(ws)):  # separate pointers, one [k, H] tensor
+                out, path, _ = grouped_rmsnorm(x, weights, 1e-5, convention=conv, return_path=True)
+                assert path == ("empty" if n == 0 else "triton")
+                _check(out, ref, conv, f"grouped k={k} H={h} {dtype} N={n}")
 
 
 @pytest.mark.parametrize("h", [4096, 7168, 8192])

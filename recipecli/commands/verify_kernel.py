@@ -1,4 +1,4 @@
-"""`recipecli verify-kernel`: run the fused EAGLE3 norm kernels against the torch reference.
+"""`recipecli verify-kernel`: run the fused EAGLE3 norm kernels against plain references.
 
 Exit codes: 0 every case passes, 1 any case fails, 2 bad input (options, SOURCE, missing torch).
 """
@@ -32,13 +32,13 @@ def _print_text(rep: dict) -> None:
     mode = "Triton interpreter (CPU)" if rep["interpreted"] else "CUDA"
     click.echo(f"device: {rep['device']} — {mode}")
     click.echo(
-        f"{'case':8} {'conv':11} {'N':>5} {'max abs':>10} {'ulp':>4} {'identical':>10}  result"
+        f"{'case':8} {'conv':11} {'path':6} {'N':>5} {'max abs':>10} {'ulp':>4} {'identical':>10}  result"
     )
     for c in rep["cases"]:
         verdict = "pass" if c["passed"] else "FAIL"
         limit = "" if c["ulp_limit"] is None else f"<= {c['ulp_limit']} ulp, "
         click.echo(
-            f"{c['kind']:8} {c['convention']:11} {c['n']:>5} {c['max_abs_err']:>10.3g} {c['max_ulp']:>4} "
+            f"{c['kind']:8} {c['convention']:11} {c.get('path', 'auto'):6} {c['n']:>5} {c['max_abs_err']:>10.3g} {c['max_ulp']:>4} "
             f"{c['frac_bit_identical']:>10.6f}  {verdict} ({limit}atol {c['atol']:g}, rtol {c['rtol']:g})"
         )
     shown: set[tuple[str, str]] = set()
@@ -81,11 +81,12 @@ def _print_text(rep: dict) -> None:
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
 def command(source, revision, widths, chunks, dtype, tokens, device, seed, as_json) -> int:
-    """Run the fused EAGLE3 norm kernels on a draft's own norms against the torch reference.
+    """Run the fused EAGLE3 norm kernels on a draft's own norms against plain references.
 
     Reports per case max abs error, max error in ulps, fraction bit-identical and pass/fail, and
     whether vLLM's and tokenspeed's fused paths will be taken for this draft. On CPU the kernel
-    runs under Triton's interpreter (keep --tokens small).
+    runs under Triton's interpreter on numpy arrays (no torch), each case once as a register
+    tile and once as the looped reduction (keep --tokens small).
     """
     from dataclasses import replace
 
