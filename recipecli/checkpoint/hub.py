@@ -5,25 +5,43 @@ The cache location and offline mode are read at call time (``HF_HUB_CACHE``, ``H
 the safetensors HEADERS are fetched (huggingface_hub's safetensors metadata API uses HTTP range
 requests); small tensor values are fetched with one range request each. Weights are never
 downloaded. Tokens come from huggingface_hub's usual places and never appear in messages.
+
+Network failures are bounded: while recipecli talks to the Hub, huggingface_hub's shared HTTP
+client (``huggingface_hub.utils.set_client_factory``) gets a transport wrapper that gives every
+request a deadline of ``--timeout`` seconds (default 10) for connect, send, headers and body
+together, allows each request two attempts (huggingface_hub retries 5xx, 429, resets and
+timeouts up to five times with backoff, ~24 s), and after a final failure fails every further
+request at once. The command then stops with one line saying what happened: no answer within
+the deadline, an HTTP 5xx, a reset connection, a TLS error.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import ssl
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from recipecli.checkpoint.hub_timeout import get_timeout
 from recipecli.checkpoint.local import (
     BIN_INDEX,
     SAFE_INDEX,
     has_weights,
     load_local_dir,
     read_config,
+    read_json_file,
 )
 from recipecli.checkpoint.model import Checkpoint, TensorInfo
 from recipecli.checkpoint.safetensors_header import IO_STATS, validate_entries
-from recipecli.errors import CheckpointFormatError, SourceError
+from recipecli.errors import CheckpointFormatError, RecipeCliError, SourceError
+
+#: Attempts per Hub request (the first try and one retry).
+MAX_ATTEMPTS = 2
 
 REPO_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9._-]+$")
 _TRUE = {"1", "true", "yes", "on"}
@@ -69,33 +87,267 @@ def _cache_complete(snap: Path) -> bool:
     """All weight files the snapshot's index (if any) names are present in the cache."""
     if not has_weights(snap):
         return False
-    import json
-
     for index in (SAFE_INDEX, BIN_INDEX):
         if (snap / index).is_file():
             try:
-                shards = set(json.loads((snap / index).read_text())["weight_map"].values())
-            except Exception:
+                weight_map = read_json_file(snap / index, what="weight index")["weight_map"]
+                shards = {str(s) for s in weight_map.values()}
+            except (RecipeCliError, TypeError, KeyError, AttributeError):
                 return True  # let the local reader report the malformed index
-            return all((snap / str(s)).is_file() for s in shards)
+            return all(os.path.isfile(snap / s) for s in shards)
     return True
 
 
-def _unreachable(what: str) -> SourceError:
+def _unreachable(what: str, reason: str | None = None) -> SourceError:
     """The one error for "no network path to the Hub and no cached copy"."""
+    why = f" ({reason})" if reason else ""
     return SourceError(
-        f"cannot reach the Hub for {what}, and it is not in the HF cache ({hub_cache_dir()})",
-        hint="check the name and the network, or pass a local directory or snapshot; set "
-        "HF_HUB_OFFLINE=1 to skip the Hub",
+        f"cannot reach the Hub for {what}{why}, and it is not in the HF cache ({hub_cache_dir()})",
+        hint="check the name and the network (or raise --timeout), or pass a local directory or "
+        "snapshot; set HF_HUB_OFFLINE=1 to skip the Hub",
     )
 
 
-def _hub_error(exc: Exception, repo_id: str, revision: str | None) -> SourceError:
+# ----------------------------------------------------------------------------- bounded requests
+
+
+class HubGiveUp(Exception):
+    """Raised inside the HTTP transport after a final failure (never retried by huggingface_hub,
+    which retries only httpx errors and some status codes)."""
+
+
+class _Guard:
+    """Deadline, attempt counts and the failure seen, for one stretch of Hub requests."""
+
+    def __init__(self, timeout: float):
+        self.timeout = timeout
+        self.attempts: dict[tuple[str, str], int] = {}
+        self.failure: str | None = None  # final: every later request fails at once
+        self.problem: str | None = None  # last transient problem (a 5xx answered, a reset)
+
+    def give_up(self, reason: str) -> HubGiveUp:
+        self.failure = self.failure or reason
+        return HubGiveUp(self.failure)
+
+    def reason(self) -> str | None:
+        return self.failure or self.problem
+
+
+def _first_line(exc: BaseException, limit: int = 100) -> str:
+    text = (str(exc).splitlines() or [type(exc).__name__])[0] or type(exc).__name__
+    return text[:limit]
+
+
+def _is_tls(exc: BaseException) -> bool:
+    seen: BaseException | None = exc
+    for _ in range(6):
+        if seen is None:
+            break
+        if isinstance(seen, ssl.SSLError) or "SSL" in str(seen) or "CERTIFICATE" in str(seen):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
+_deadline = threading.local()  # .at: monotonic time the current request of this thread must end
+
+
+def _remaining(timeout: float | None, what: str) -> float | None:
+    """``timeout`` cut to what is left of this thread's request deadline (raises when none)."""
+    at = getattr(_deadline, "at", None)
+    if at is None:
+        return timeout
+    left = at - time.monotonic()
+    if left <= 0:
+        import httpcore2
+
+        raise (httpcore2.ConnectTimeout if what == "connect" else httpcore2.ReadTimeout)(
+            "request deadline passed"
+        )
+    return left if timeout is None else min(timeout, left)
+
+
+def _deadline_backend(backend: Any) -> Any:
+    """Wrap an ``httpcore2`` network backend so every connect, read and write of a request
+    waits at most until the request's deadline: the deadline covers the whole request, not each
+    socket operation (a server sending one byte a second never trips a per-read timeout)."""
+
+    class Stream:
+        def __init__(self, stream: Any):
+            self.stream = stream
+
+        def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+            return self.stream.read(max_bytes, _remaining(timeout, "read"))
+
+        def write(self, buffer: bytes, timeout: float | None = None) -> None:
+            return self.stream.write(buffer, _remaining(timeout, "write"))
+
+        def close(self) -> None:
+            self.stream.close()
+
+        def start_tls(self, ssl_context: Any, server_hostname: Any = None, timeout: Any = None):
+            return Stream(
+                self.stream.start_tls(ssl_context, server_hostname, _remaining(timeout, "connect"))
+            )
+
+        def get_extra_info(self, info: str) -> Any:
+            return self.stream.get_extra_info(info)
+
+    class Backend:
+        def connect_tcp(self, host: str, port: int, timeout: Any = None, **kwargs: Any):
+            stream = backend.connect_tcp(host, port, _remaining(timeout, "connect"), **kwargs)
+            return Stream(stream)
+
+        def connect_unix_socket(self, path: str, timeout: Any = None, **kwargs: Any):
+            return Stream(
+                backend.connect_unix_socket(path, _remaining(timeout, "connect"), **kwargs)
+            )
+
+        def sleep(self, seconds: float) -> None:
+            backend.sleep(seconds)
+
+    return Backend()
+
+
+def _guard_transport(inner: Any, guard: _Guard) -> Any:
+    """Wrap an ``httpx2`` transport so each request obeys ``guard`` (see the module docstring)."""
+    import httpx2
+
+    pool = getattr(inner, "_pool", None)  # httpx2.HTTPTransport's httpcore2 connection pool
+    if pool is not None and getattr(pool, "_network_backend", None) is not None:
+        pool._network_backend = _deadline_backend(pool._network_backend)
+
+    class DeadlineStream(httpx2.SyncByteStream):
+        def __init__(self, stream: Any, start: float, host: str):
+            self.stream, self.start, self.host = stream, start, host
+
+        def __iter__(self) -> Iterator[bytes]:
+            try:
+                for chunk in self.stream:
+                    if time.monotonic() - self.start > guard.timeout:
+                        raise guard.give_up(
+                            f"{self.host} did not finish answering within {guard.timeout:g} s"
+                        )
+                    yield chunk
+            except httpx2.TimeoutException:
+                raise guard.give_up(
+                    f"{self.host} did not finish answering within {guard.timeout:g} s"
+                ) from None
+            except (httpx2.NetworkError, httpx2.RemoteProtocolError) as exc:
+                raise guard.give_up(
+                    f"the connection to {self.host} broke ({_first_line(exc)})"
+                ) from None
+
+        def close(self) -> None:
+            close = getattr(self.stream, "close", None)
+            if close is not None:
+                close()
+
+    class GuardTransport(httpx2.BaseTransport):
+        def __init__(self, wrapped: Any):
+            self.wrapped = wrapped
+
+        def handle_request(self, request: Any) -> Any:
+            if guard.failure:
+                raise HubGiveUp(guard.failure)
+            host = request.url.host or "the Hub"
+            key = (request.method, str(request.url.copy_with(query=None)))
+            attempt = guard.attempts[key] = guard.attempts.get(key, 0) + 1
+            t = guard.timeout
+            request.extensions = {
+                **request.extensions,
+                "timeout": {"connect": t, "read": t, "write": t, "pool": t},
+            }
+            start = time.monotonic()
+            _deadline.at = start + t
+            try:
+                response = self.wrapped.handle_request(request)
+            except httpx2.TimeoutException:
+                raise guard.give_up(f"{host} did not answer within {t:g} s") from None
+            except httpx2.ConnectError as exc:
+                if _is_tls(exc):
+                    raise guard.give_up(
+                        f"TLS error talking to {host} ({_first_line(exc)})"
+                    ) from None
+                guard.problem = f"cannot connect to {host} ({_first_line(exc)})"
+                if attempt >= MAX_ATTEMPTS:
+                    raise guard.give_up(guard.problem) from None
+                raise
+            except (httpx2.NetworkError, httpx2.RemoteProtocolError) as exc:
+                if _is_tls(exc):
+                    raise guard.give_up(
+                        f"TLS error talking to {host} ({_first_line(exc)})"
+                    ) from None
+                guard.problem = f"the connection to {host} was reset ({_first_line(exc)})"
+                if attempt >= MAX_ATTEMPTS:
+                    raise guard.give_up(guard.problem) from None
+                raise
+            if response.status_code >= 500 or response.status_code == 429:
+                guard.problem = f"{host} answered HTTP {response.status_code}"
+                if attempt >= MAX_ATTEMPTS:
+                    response.close()
+                    raise guard.give_up(guard.problem)
+            response.stream = DeadlineStream(response.stream, start, host)
+            return response
+
+        def close(self) -> None:
+            self.wrapped.close()
+
+    return GuardTransport(inner)
+
+
+@contextmanager
+def hub_requests(timeout: float | None = None) -> Iterator[_Guard]:
+    """Bound every huggingface_hub request made inside the block (see the module docstring).
+
+    Wraps the transports of the client that huggingface_hub's current client factory builds
+    (keeping the user's proxies and certificates, and the tests' mock transport); restores the
+    factory afterwards.
+
+    Yields:
+        the guard, whose ``reason()`` says what failed (None when nothing did).
+    """
+    import httpx2
+    from huggingface_hub.utils import _http
+
+    guard = _Guard(get_timeout() if timeout is None else timeout)
+    previous = getattr(_http, "_GLOBAL_CLIENT_FACTORY", _http.default_client_factory)
+
+    def factory() -> Any:
+        client = previous()
+        transport = getattr(client, "_transport", None)
+        mounts = getattr(client, "_mounts", None)
+        if transport is None or not isinstance(mounts, dict):  # an httpx2 we do not know
+            client.close()
+            return httpx2.Client(
+                transport=_guard_transport(httpx2.HTTPTransport(), guard),
+                event_hooks={"request": [_http.hf_request_event_hook]},
+                follow_redirects=True,
+            )
+        client._transport = _guard_transport(transport, guard)
+        for pattern, mounted in list(mounts.items()):
+            if mounted is not None:
+                mounts[pattern] = _guard_transport(mounted, guard)
+        return client
+
+    _http.set_client_factory(factory)
+    try:
+        yield guard
+    finally:
+        _http.set_client_factory(previous)
+
+
+def _hub_error(
+    exc: Exception, repo_id: str, revision: str | None, guard: _Guard | None = None
+) -> SourceError:
     from huggingface_hub import errors
 
     rev = f"@{revision}" if revision else ""
+    reason = guard.reason() if guard is not None else None
+    if isinstance(exc, HubGiveUp):
+        return _unreachable(f"{repo_id}{rev}", str(exc))
     if isinstance(exc, errors.LocalEntryNotFoundError):
-        return _unreachable(f"{repo_id}{rev}")
+        return _unreachable(f"{repo_id}{rev}", reason)
     if isinstance(exc, errors.GatedRepoError):
         return SourceError(
             f"Hub repo {repo_id}{rev} is gated",
@@ -115,6 +367,8 @@ def _hub_error(exc: Exception, repo_id: str, revision: str | None) -> SourceErro
             f"Hub repo {repo_id}{rev} has no safetensors files; .bin headers cannot be read remotely",
             hint="download it and inspect the local directory (or save a snapshot there)",
         )
+    if reason is not None:
+        return _unreachable(f"{repo_id}{rev}", reason)
     return SourceError(
         f"cannot reach the Hub for {repo_id}{rev} ({type(exc).__name__})",
         hint="check the network, or set HF_HUB_OFFLINE=1 and use the HF cache, a local directory "
@@ -129,15 +383,20 @@ def _quiet_hub_logs() -> None:
     hf_logging.set_verbosity_error()
 
 
-def _hub_reachable(timeout: float = 5.0) -> bool:
-    """One quick request to the Hub endpoint (through huggingface_hub's HTTP client), so an
-    unreachable Hub fails in seconds instead of after ~24 s of download retries."""
+def _hub_reachable(guard: _Guard) -> bool:
+    """One request to the Hub endpoint (through huggingface_hub's HTTP client), so an
+    unreachable or failing Hub fails in one deadline instead of after retries."""
     from huggingface_hub import constants
     from huggingface_hub.utils import get_session
 
     try:
-        get_session().head(constants.ENDPOINT, timeout=timeout)
-    except Exception:
+        response = get_session().head(constants.ENDPOINT)
+    except Exception as exc:
+        if guard.reason() is None:
+            guard.problem = f"cannot connect ({_first_line(exc)})"
+        return False
+    if response.status_code >= 500:
+        guard.problem = guard.problem or f"the Hub answered HTTP {response.status_code}"
         return False
     return True
 
@@ -145,30 +404,43 @@ def _hub_reachable(timeout: float = 5.0) -> bool:
 def load_from_hub(repo_id: str, revision: str | None, *, need_tensors: bool = True) -> Checkpoint:
     """Fetch ``config.json`` and the safetensors headers of ``repo_id`` from the Hub.
 
+    Every request is bounded (:func:`hub_requests`: ``--timeout`` seconds each, two attempts).
+
     Raises:
-        SourceError: repo/revision missing, gated, no safetensors, network failure.
+        SourceError: repo/revision missing, gated, no safetensors, network failure (one line
+            saying what failed: no answer, HTTP 5xx, reset, TLS).
         CheckpointFormatError: malformed config or headers.
     """
     from huggingface_hub import HfApi, hf_hub_download
 
     _quiet_hub_logs()
-    if not _hub_reachable():
-        raise _unreachable(repo_id)
-    try:
-        config_path = hf_hub_download(
-            repo_id, "config.json", revision=revision, cache_dir=str(hub_cache_dir())
-        )
-    except Exception as exc:
-        raise _hub_error(exc, repo_id, revision) from None
-    config = read_config(Path(config_path))
-    if not need_tensors:
-        return Checkpoint(
-            source=repo_id, kind="hub", config=config, tensors={}, root=repo_id, revision=revision
-        )
-    try:
-        meta = HfApi().get_safetensors_metadata(repo_id, revision=revision)
-    except Exception as exc:
-        raise _hub_error(exc, repo_id, revision) from None
+    with hub_requests() as guard:
+        if not _hub_reachable(guard):
+            raise _unreachable(repo_id, guard.reason())
+        try:
+            config_path = hf_hub_download(
+                repo_id,
+                "config.json",
+                revision=revision,
+                cache_dir=str(hub_cache_dir()),
+                etag_timeout=guard.timeout,
+            )
+        except Exception as exc:
+            raise _hub_error(exc, repo_id, revision, guard) from None
+        config = read_config(Path(config_path))
+        if not need_tensors:
+            return Checkpoint(
+                source=repo_id,
+                kind="hub",
+                config=config,
+                tensors={},
+                root=repo_id,
+                revision=revision,
+            )
+        try:
+            meta = HfApi().get_safetensors_metadata(repo_id, revision=revision)
+        except Exception as exc:
+            raise _hub_error(exc, repo_id, revision, guard) from None
 
     tensors: dict[str, TensorInfo] = {}
     offsets: dict[str, int] = {}
@@ -198,11 +470,12 @@ def load_from_hub(repo_id: str, revision: str | None, *, need_tensors: bool = Tr
         url = hf_hub_url(repo_id, filename, revision=revision)
         headers = build_hf_headers()
         headers["Range"] = f"bytes={start}-{start + length - 1}"
-        try:
-            resp = http_backoff("GET", url, headers=headers)
-            resp.raise_for_status()
-        except Exception as exc:
-            raise _hub_error(exc, repo_id, revision) from None
+        with hub_requests() as guard:
+            try:
+                resp = http_backoff("GET", url, headers=headers)
+                resp.raise_for_status()
+            except Exception as exc:
+                raise _hub_error(exc, repo_id, revision, guard) from None
         data = resp.content
         IO_STATS.bytes_read += len(data)
         if len(data) != length:
