@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from recipecli.checkpoint.hub_timeout import timeout_option
 from recipecli.commands.completion import complete_example
 from recipecli.errors import EXIT_FINDINGS, EXIT_OK, UsageError
 from recipecli.output import emit_json
@@ -52,6 +53,7 @@ from recipecli.output import emit_json
 )
 @click.option("--revision", default=None, help="Hub revision for the target.")
 @click.option("--draft-revision", default=None, help="Hub revision for the draft.")
+@timeout_option
 @click.option(
     "--json",
     "as_json",
