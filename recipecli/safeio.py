@@ -166,6 +166,44 @@ def json_too_deep(obj: Any, limit: int = MAX_JSON_DEPTH) -> bool:
     return False
 
 
+def json_loads(
+    data: bytes | str,
+    *,
+    where: str,
+    what: str = "JSON",
+    error: type[RecipeCliError] = RecipeCliError,
+    max_depth: int | None = MAX_JSON_DEPTH,
+) -> Any:
+    """:func:`json.loads` with bounded depth and integer length.
+
+    Like :func:`loads_json`, but a syntax error propagates as :class:`json.JSONDecodeError`
+    (and bad UTF-8 bytes as :class:`UnicodeDecodeError`), for callers with their own message.
+
+    Raises:
+        ``error``: nested deeper than ``max_depth`` (or than Python's recursion limit), or an
+            integer with more digits than Python converts.
+        json.JSONDecodeError: malformed JSON.
+    """
+    try:
+        obj = json.loads(data)
+    except RecursionError:
+        raise error(
+            f"{what} is nested too deeply (more than {max_depth or MAX_JSON_DEPTH} levels)",
+            path=where,
+        ) from None
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        raise
+    except ValueError as exc:  # int() refusing a number over the integer-string limit
+        if "digits" in str(exc):
+            raise error(
+                f"{what} holds an integer of more than {_int_digit_limit()} digits", path=where
+            ) from None
+        raise error(f"malformed {what}", path=where) from None
+    if max_depth is not None and type(obj) in (dict, list) and json_too_deep(obj, max_depth):
+        raise error(f"{what} is nested too deeply (more than {max_depth} levels)", path=where)
+    return obj
+
+
 def loads_json(
     data: bytes | str,
     *,
@@ -188,11 +226,7 @@ def loads_json(
             with more digits than Python converts.
     """
     try:
-        obj = json.loads(data)
-    except RecursionError:
-        raise error(
-            f"{what} is nested too deeply (more than {MAX_JSON_DEPTH} levels)", path=where
-        ) from None
+        return json_loads(data, where=where, what=what, error=error, max_depth=max_depth)
     except UnicodeDecodeError as exc:
         raise error(
             f"{what} is not UTF-8 text ({exc.reason} at byte {exc.start})", path=where
@@ -201,15 +235,6 @@ def loads_json(
         raise error(
             f"malformed {what}: {exc.msg} (line {exc.lineno} column {exc.colno})", path=where
         ) from None
-    except ValueError as exc:  # int() refusing a number over the integer-string limit
-        if "digits" in str(exc):
-            raise error(
-                f"{what} holds an integer of more than {_int_digit_limit()} digits", path=where
-            ) from None
-        raise error(f"malformed {what}", path=where) from None
-    if max_depth is not None and type(obj) in (dict, list) and json_too_deep(obj, max_depth):
-        raise error(f"{what} is nested too deeply (more than {max_depth} levels)", path=where)
-    return obj
 
 
 def load_json_file(
