@@ -47,6 +47,7 @@ from typing import Any, Literal
 
 from recipecli.errors import MissingDependencyError, ReportError, UsageError
 from recipecli.findings import Finding, Severity
+from recipecli.safeio import json_loads
 
 Better = Literal["higher", "lower"]
 ChangeKind = Literal["relative", "points"]
@@ -840,7 +841,7 @@ def _load_json_object(path: str, kind: str) -> dict[str, Any]:
             hint=f"pass the JSON file written by {kind}",
         ) from None
     try:
-        data = json.loads(text)
+        data = json_loads(text, where=path, what=f"{kind} file", error=ReportError)
     except json.JSONDecodeError as exc:
         raise ReportError(
             f"not valid JSON (line {exc.lineno} column {exc.colno}: {exc.msg})",

@@ -18,6 +18,7 @@ import yaml
 
 from recipecli.errors import RecipeError
 from recipecli.recipes.schema import validate
+from recipecli.safeio import check_yaml_limits
 
 MAX_RECIPE_BYTES = 256 * 1024
 """Largest recipe file accepted (bytes); real recipes are a few KiB."""
@@ -115,6 +116,7 @@ def parse_yaml(text: str, file: str) -> tuple[Any, dict[str, int]]:
     Raises:
         RecipeError: invalid YAML, aliases, duplicate keys, several documents; names file:line.
     """
+    check_yaml_limits(text, where=file, what="recipe", error=RecipeError)
     loader = _Loader(text)
     try:
         node = loader.get_single_node()
