@@ -13,6 +13,12 @@ script reads the argument definitions out of the wheel's Python source with :mod
   ``BaseFrontendArgs`` / ``FrontendArgs`` (registered as ``--field-name``).
 * ``vllm/benchmarks/serve.py`` and ``vllm/benchmarks/datasets/datasets.py`` — ``vllm bench serve``.
 
+Every flag also gets its value ``type`` (``str``, ``int``, ``float``, ``json``, ``optional``,
+``switch``) with ``choices`` and ``nargs`` where vLLM declares them: for config-dataclass flags in
+the order ``_compute_kwargs`` decides it (:func:`value_type_of_annotation`), for literal
+``add_argument`` calls from their ``type=``/``choices=``/``nargs=``/``action=`` keywords.
+``recipecli render --set`` types values by it and ``recipecli lint`` checks engine args against it.
+
 Boolean flags follow vLLM's ``FlexibleArgumentParser``: a ``BooleanOptionalAction`` flag ``--x``
 also accepts ``--no-x``; ``--enable-x`` additionally pairs with ``--disable-x`` (and vice versa)
 (``vllm/utils/argparse_utils.py``, ``EnableDisableAction``).
