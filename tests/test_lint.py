@@ -332,3 +332,33 @@ def test_lint_directory_without_recipes_exits_2(tmp_path):
     assert proc.returncode == 2
     assert f"{tmp_path}: is a directory with no *.yaml/*.yml recipe files" in proc.stderr
     assert "no such recipe" not in proc.stderr
+
+
+@pytest.mark.parametrize(
+    "annotation, want",
+    [
+        # the order of vllm v0.33.0 vllm/engine/arg_utils.py _compute_kwargs
+        ("CompilationConfig", {"type": "json"}),
+        ("bool | str | None", {"type": "optional"}),
+        ("bool", {"type": "bool"}),
+        ("Literal['auto', 'half'] | None", {"type": "str", "choices": ["auto", "half"]}),
+        ("str | list[str] | None", {"type": "str", "nargs": "+"}),
+        ("list[int] | None", {"type": "int", "nargs": "+"}),
+        ("SkipValidation[int]", {"type": "int"}),
+        ("int | None", {"type": "int"}),
+        ("float", {"type": "float"}),
+        ("dict[str, Any]", {"type": "json"}),
+        ("dict[str, Any] | str", {"type": "json_or_str"}),
+        ("str | None", {"type": "str"}),
+        ("AttentionBackendEnum | None", {"type": "str"}),
+    ],
+)
+def test_catalog_builder_value_types(annotation, want):
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parent.parent / "scripts" / "build_vllm_flag_catalog.py"
+    spec = importlib.util.spec_from_file_location("build_vllm_flag_catalog", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    assert mod.value_type_of_annotation(annotation) == want
