@@ -7,6 +7,7 @@ Exit codes are mapped here and nowhere else: 0 ok, 1 findings of severity error,
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import os
 import sys
@@ -15,6 +16,10 @@ import click
 
 from recipecli import __version__
 from recipecli.errors import EXIT_BAD_INPUT, RecipeCliError
+from recipecli.output import color_enabled, paint
+
+#: Options of the top-level group that are accepted anywhere on the command line (before ``--``).
+GLOBAL_FLAGS: tuple[str, ...] = ("--debug", "--no-color")
 
 # name -> (module under recipecli.commands, one-line help, example)
 COMMANDS: dict[str, tuple[str, str, str]] = {
@@ -84,6 +89,20 @@ class LazyGroup(click.Group):
         module = importlib.import_module(f"recipecli.commands.{entry[0]}")
         return module.command
 
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        """Look up ``args[0]``; an unknown name fails with the closest command names."""
+        name = args[0] if args else ""
+        if name and not name.startswith("-") and name not in COMMANDS:
+            close = difflib.get_close_matches(name, list(COMMANDS), n=3, cutoff=0.6)
+            hint = ""
+            if close:
+                names = " or ".join(repr(c) for c in close)
+                hint = f" Did you mean {names}?"
+            ctx.fail(f"No such command {name!r}.{hint}")
+        return super().resolve_command(ctx, args)
+
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         rows = [(name, help_) for name, (_, help_, _) in COMMANDS.items()]
         with formatter.section("Commands"):
@@ -92,42 +111,71 @@ class LazyGroup(click.Group):
             formatter.write_dl([(name, ex) for name, (_, _, ex) in COMMANDS.items()])
 
 
-@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(
+    cls=LazyGroup,
+    invoke_without_command=True,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
 @click.version_option(__version__, prog_name="recipecli")
-@click.option("--debug", is_flag=True, help="Show the full traceback on errors.")
+@click.option(
+    "--debug", is_flag=True, help="Show the full traceback on errors (accepted anywhere)."
+)
+@click.option(
+    "--no-color",
+    is_flag=True,
+    help="No colour in terminal output (accepted anywhere; NO_COLOR=1 does the same).",
+)
 @click.pass_context
-def cli(ctx: click.Context, debug: bool) -> None:
+def cli(ctx: click.Context, debug: bool, no_color: bool) -> None:
     """recipecli: catch EAGLE3 speculative-decoding deployment mistakes before a GPU is rented.
 
     Exit codes: 0 ok, 1 the checked thing has errors, 2 bad input or usage.
     """
     ctx.ensure_object(dict)
     ctx.obj["debug"] = debug
+    ctx.obj["no_color"] = no_color
+    if ctx.invoked_subcommand is None:  # bare `recipecli`: the help, like `hf` and `vllm`
+        click.echo(ctx.get_help(), color=color_enabled(no_color=no_color))
+
+
+def hoist_global_flags(argv: list[str]) -> list[str]:
+    """Move :data:`GLOBAL_FLAGS` found anywhere before ``--`` to the front, where the group
+    parses them (``recipecli inspect X --debug`` = ``recipecli --debug inspect X``)."""
+    end = argv.index("--") if "--" in argv else len(argv)
+    found = [a for a in GLOBAL_FLAGS if a in argv[:end]]
+    rest = [a for i, a in enumerate(argv) if i >= end or a not in GLOBAL_FLAGS]
+    return found + rest
 
 
 def _debug_requested(argv: list[str]) -> bool:
     return "--debug" in argv or os.environ.get("RECIPECLI_DEBUG") == "1"
 
 
+def _error_prefix(args: list[str]) -> str:
+    no_color = "--no-color" in args
+    return paint("recipecli: error:", "error", color_enabled(sys.stderr, no_color=no_color))
+
+
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point: run the CLI and map the error family to exit codes."""
-    args = sys.argv[1:] if argv is None else argv
+    args = hoist_global_flags(list(sys.argv[1:] if argv is None else argv))
     try:
         rv = cli.main(args=args, prog_name="recipecli", standalone_mode=False)
     except RecipeCliError as exc:
         if _debug_requested(args):
             raise
-        click.echo(f"recipecli: error: {exc.one_line()}", err=True)
+        click.echo(f"{_error_prefix(args)} {exc.one_line()}", err=True)
         sys.exit(exc.exit_code)
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
     except click.UsageError as exc:
         where = exc.ctx.command_path if exc.ctx is not None else "recipecli"
         msg = " ".join(exc.format_message().split())
-        click.echo(f"recipecli: error: {msg} (see '{where} --help')", err=True)
+        click.echo(f"{_error_prefix(args)} {msg} (see '{where} --help')", err=True)
         sys.exit(EXIT_BAD_INPUT)
     except click.ClickException as exc:
-        click.echo(f"recipecli: error: {' '.join(exc.format_message().split())}", err=True)
+        msg = " ".join(exc.format_message().split())
+        click.echo(f"{_error_prefix(args)} {msg}", err=True)
         sys.exit(EXIT_BAD_INPUT)
     except click.exceptions.Abort:
         click.echo("recipecli: aborted", err=True)

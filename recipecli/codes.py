@@ -34,6 +34,14 @@ CODES: Mapping[str, tuple[str, str]] = {
         "raises at load",
         "The draft's config cannot be built: no or unknown model_type, or a speculators layer type the engine refuses.",
     ),
+    "config.null_value": (
+        "raises at load",
+        "A config value is null where transformers' strict config class needs one (e.g. num_attention_heads).",
+    ),
+    "config.invalid": (
+        "raises at load",
+        "transformers' config class refuses the geometry (hidden_size not divisible by num_attention_heads).",
+    ),
     "config.target_hidden_null": (
         "raises at load",
         "target_hidden_size is present but null; vLLM multiplies it by k.",

@@ -1,4 +1,5 @@
-"""Output helpers shared by commands: one JSON document on stdout, atomic file writes."""
+"""Output helpers shared by commands: one JSON document on stdout, atomic file writes, and the
+terminal styling of human output (colour only on a terminal, wrapping to its width)."""
 
 from __future__ import annotations
 
@@ -6,9 +7,12 @@ import dataclasses
 import json
 import math
 import os
+import shutil
+import sys
+import textwrap
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import click
 
@@ -101,3 +105,79 @@ def atomic_write_bytes(
 def atomic_write_text(path: str | os.PathLike[str], text: str, **kw: Any) -> Path:
     """UTF-8 text variant of :func:`atomic_write_bytes` (same keywords)."""
     return atomic_write_bytes(path, text.encode("utf-8"), **kw)
+
+
+# --------------------------------------------------------------------------- terminal styling
+
+#: Style of each kind of text (click.style keywords): verdicts and severities.
+STYLES: dict[str, dict[str, Any]] = {
+    "ok": {"fg": "green", "bold": True},
+    "error": {"fg": "red", "bold": True},
+    "warning": {"fg": "yellow", "bold": True},
+    "info": {"fg": "cyan"},
+    "code": {"bold": True},
+    "dim": {"dim": True},
+}
+
+
+def _isatty(stream: IO[Any] | None) -> bool:
+    try:
+        return bool(stream is not None and stream.isatty())
+    except (AttributeError, ValueError, OSError):  # closed or odd streams
+        return False
+
+
+def color_enabled(stream: IO[Any] | None = None, *, no_color: bool | None = None) -> bool:
+    """Whether human output to ``stream`` gets colour.
+
+    Colour only when ``stream`` (default: stdout) is a terminal, ``NO_COLOR`` is unset or empty
+    (https://no-color.org: any non-empty value turns colour off), and ``--no-color`` was not
+    given (``no_color``; None = read it from the running ``recipecli`` command, if any).
+    """
+    if no_color is None:
+        ctx = click.get_current_context(silent=True)
+        obj = ctx.find_root().obj if ctx is not None else None
+        no_color = bool(isinstance(obj, dict) and obj.get("no_color"))
+    if no_color or os.environ.get("NO_COLOR"):
+        return False
+    return _isatty(sys.stdout if stream is None else stream)
+
+
+def terminal_width(stream: IO[Any] | None = None) -> int | None:
+    """Columns to wrap human output to, or None (no wrapping).
+
+    ``$COLUMNS`` when set to a positive integer; else the terminal's width when ``stream``
+    (default: stdout) is a terminal; else None — piped output keeps one line per item, for grep.
+    """
+    cols = os.environ.get("COLUMNS", "")
+    if cols.isdigit() and int(cols) > 0:
+        return int(cols)
+    stream = sys.stdout if stream is None else stream
+    if not _isatty(stream):
+        return None
+    try:
+        width = os.get_terminal_size(stream.fileno()).columns
+    except (AttributeError, ValueError, OSError):
+        width = 0
+    return width if width > 0 else shutil.get_terminal_size().columns
+
+
+def paint(text: str, kind: str, color: bool) -> str:
+    """``text`` in the style of ``kind`` (:data:`STYLES`) when ``color``, else unchanged."""
+    return click.style(text, **STYLES[kind]) if color and text else text
+
+
+def wrap_line(text: str, width: int | None, *, indent: str = "    ") -> list[str]:
+    """``text`` wrapped at word boundaries to ``width`` columns (None: one line); continuation
+    lines start with the first line's leading spaces plus ``indent``. Words longer than the
+    width (paths, repo ids) are never split."""
+    if width is None or len(text) <= width:
+        return [text]
+    lead = text[: len(text) - len(text.lstrip(" "))]
+    return textwrap.wrap(
+        text,
+        width=width,
+        subsequent_indent=lead + indent,
+        break_long_words=False,
+        break_on_hyphens=False,
+    ) or [text]

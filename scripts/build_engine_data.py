@@ -128,6 +128,8 @@ def transformers_defaults(tree: Tree) -> dict[str, object]:
             model_type = None
             fields: dict[str, object] = {}
             derived: dict[str, str] = {}
+            not_null: list[str] = []
+            strict = any("strict" in ast.unparse(dec) for dec in cls.decorator_list)
             for stmt in cls.body:
                 if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
                     tgt = stmt.targets[0]
@@ -139,6 +141,11 @@ def transformers_defaults(tree: Tree) -> dict[str, object]:
                         value = _constant(stmt.value)
                         if value is not _NOT_LITERAL:
                             fields[key] = value
+                        if "None" not in ast.unparse(stmt.annotation):
+                            not_null.append(key)
+                elif isinstance(stmt, ast.FunctionDef) and stmt.name == "validate_architecture":
+                    if "self.hidden_size % self.num_attention_heads" in ast.unparse(stmt):
+                        derived["hidden_size % num_attention_heads"] = "must be 0 (ValueError)"
                 elif isinstance(stmt, ast.FunctionDef) and stmt.name == "__post_init__":
                     src = ast.unparse(stmt)
                     if re.search(
@@ -149,6 +156,9 @@ def transformers_defaults(tree: Tree) -> dict[str, object]:
                         derived["num_key_value_heads"] = "num_attention_heads"
             if isinstance(model_type, str) and fields:
                 models[model_type] = {"class": cls.name, "defaults": fields, "derived": derived}
+                if strict and not_null:
+                    # @strict (huggingface_hub.dataclasses) refuses None for a non-Optional field
+                    models[model_type]["not_null"] = sorted(not_null)
     return {"package": "transformers", "version": version, "models": dict(sorted(models.items()))}
 
 

@@ -10,6 +10,7 @@ nkv 2, V 640, L 8; draft format B, H = Ht = 64, hd 16, I 128, Vd 128).
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -21,7 +22,7 @@ from recipecli.engines.base import load_data
 
 def _no_none(res) -> None:
     """No finding message reads 'None' (every value is resolved to what the engine uses)."""
-    bad = [f.to_dict() for f in res.findings if "None" in f.message]
+    bad = [f.to_dict() for f in res.findings if re.search(r"\bNone\b", f.message)]
     assert bad == []
 
 
@@ -46,16 +47,38 @@ def test_missing_hidden_size_takes_the_llama_default(tmp_path):
     _no_none(res)
 
 
-def test_null_num_attention_heads_takes_the_default(tmp_path):
-    # num_attention_heads: null -> LlamaConfig's 32; head_dim stays 16 (given): q [32*16, 128]
+def test_null_num_attention_heads_is_refused_by_the_strict_config_class(tmp_path):
+    # transformers configuration_llama.py: `@strict class LlamaConfig`, `num_attention_heads: int
+    # = 32` (not Optional): huggingface_hub's strict dataclass raises for None
+    # (StrictDataclassFieldValidationError) in 5.20.0 (vLLM) and 5.12.0 (tokenspeed) alike
     p = base_pair()
     p.draft["num_attention_heads"] = None
     res = p.run(tmp_path)
     for engine in ENGINES:
-        assert res.resolved[engine]["nh"]["value"] == 32
-        f = one(res, "shape.q_proj", engine=engine)
-        assert f.evidence["expected"] == [512, 128]
+        f = one(res, "config.null_value", engine=engine)
+        assert f.evidence == {"key": "num_attention_heads"}
+        assert res.ready_tps(engine) == []
     _no_none(res)
+
+
+def test_missing_num_attention_heads_takes_the_default(tmp_path):
+    # absent (not null): LlamaConfig's 32; head_dim stays 16 (given): q [32*16, 128]
+    p = base_pair()
+    del p.draft["num_attention_heads"]
+    res = p.run(tmp_path)
+    for engine in ENGINES:
+        assert res.resolved[engine]["nh"]["value"] == 32
+        assert one(res, "shape.q_proj", engine=engine).evidence["expected"] == [512, 128]
+    _no_none(res)
+
+
+def test_hidden_not_divisible_by_heads_is_refused(tmp_path):
+    # LlamaConfig.validate_architecture: hidden_size % num_attention_heads must be 0 (64 % 6 = 4)
+    p = base_pair()
+    p.draft["num_attention_heads"] = 6
+    res = p.run(tmp_path)
+    for engine in ENGINES:
+        assert one(res, "config.invalid", engine=engine).evidence == {"H": 64, "nh": 6}
 
 
 def test_missing_num_hidden_layers_is_32_on_tokenspeed(tmp_path):

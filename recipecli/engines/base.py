@@ -112,6 +112,7 @@ class EngineRun:
     """
 
     ctx: PairContext
+    engine: str = "any"
     resolved: dict[str, Value] = field(default_factory=dict)
     config: dict[str, Any] = field(default_factory=dict)
     findings: list[Finding] = field(default_factory=list)
@@ -204,7 +205,7 @@ class EngineModel:
 
     def run(self, ctx: PairContext) -> EngineRun:
         """Run every step on ``ctx``; a step that sets ``run.stop`` ends the run."""
-        run = EngineRun(ctx, config=dict(ctx.draft_ck.config))
+        run = EngineRun(ctx, engine=self.name, config=dict(ctx.draft_ck.config))
         for step in self.steps:
             run.findings.extend(step.fn(run))
             if run.stop:

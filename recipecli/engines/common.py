@@ -97,17 +97,41 @@ def resolve_geometry(
     where: str,
     *,
     transformers: str,
+    source: Any,
     overrides: Mapping[str, Any] | None = None,
-) -> None:
+) -> list[Finding]:
     """Resolve the draft's layer geometry as transformers' config class for ``model_type`` fills it.
 
     A value the checkpoint's config gives keeps its key as origin; a missing or null one takes the
     class default (``4096 (transformers LlamaConfig default)``); ``head_dim`` and
     ``num_key_value_heads`` follow the class's ``__post_init__`` derivations. ``where`` names the
     engine step that builds the config (for the origin text).
+
+    Returns:
+        ``config.null_value`` / ``config.invalid`` errors: a ``@strict`` class refuses null for a
+        non-Optional field (``StrictDataclassFieldValidationError``), and ``LlamaConfig``'s
+        ``validate_architecture`` refuses a ``hidden_size`` not divisible by the heads.
     """
+    from recipecli.engines.base import finding
+
     d = run.ctx.draft
     cls, defaults, derived = config_class_defaults(model_type, transformers, overrides)
+    entry_not_null = _not_null(model_type, transformers, overrides)
+    errors: list[Finding] = []
+    for key in entry_not_null:
+        if key in run.config and run.config[key] is None:
+            errors.append(
+                finding(
+                    "config.null_value",
+                    "error",
+                    run.engine,
+                    f"{key} is null: {cls} is a strict dataclass and refuses it when the engine builds "
+                    f"the draft config ('Field {key!r} expected {_expected(key)}, got NoneType'); write "
+                    "the value or drop the key",
+                    source,
+                    key=key,
+                )
+            )
     raw = {name: getattr(d, name) for name in _DEFAULT_KEYS}
     # DraftModel fills nkv and hd itself when absent; the engine's config class decides instead.
     for name in ("nkv", "hd"):
@@ -133,6 +157,36 @@ def resolve_geometry(
             run.set(name, run.get("nh"), f"{cls}.__post_init__: {rule}")
         else:
             run.set(name, defaults.get(key), f"{cls} default")
+    H, nh = run.get("H"), run.get("nh")
+    if "hidden_size % num_attention_heads" in derived and H and nh and H % nh:
+        errors.append(
+            finding(
+                "config.invalid",
+                "error",
+                run.engine,
+                f"{cls}.validate_architecture refuses hidden_size {H} with {nh} attention heads "
+                f"('The hidden size ({H}) is not a multiple of the number of attention heads ({nh}).')",
+                source,
+                H=H,
+                nh=nh,
+            )
+        )
+    return errors
+
+
+def _expected(key: str) -> str:
+    return (
+        "float"
+        if key == "rms_norm_eps"
+        else ("bool" if key.startswith(("tie_", "attention_bias", "mlp_bias")) else "int")
+    )
+
+
+def _not_null(model_type: str, transformers: str, overrides: Mapping[str, Any] | None) -> list[str]:
+    if overrides and model_type in overrides:
+        return list(overrides[model_type].get("not_null", []))
+    entry = load_data(f"transformers-{transformers}-defaults.json")["models"].get(model_type, {})
+    return list(entry.get("not_null", []))
 
 
 # --------------------------------------------------------------------------- vocabulary maps

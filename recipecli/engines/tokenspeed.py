@@ -102,7 +102,13 @@ def _data() -> dict[str, Any]:
     "a",
     "Draft config resolution",
     sources=(GET_CONFIG, MODEL_CONFIG, DRAFT_INIT),
-    codes=("config.model_type", "draft.layers", "config.aux_ids_null"),
+    codes=(
+        "config.model_type",
+        "config.null_value",
+        "config.invalid",
+        "draft.layers",
+        "config.aux_ids_null",
+    ),
 )
 def step_config(run: EngineRun) -> Iterable[Finding]:
     """``get_config`` reads the draft's ``config.json`` and builds tokenspeed's own config class for
@@ -124,6 +130,8 @@ def step_config(run: EngineRun) -> Iterable[Finding]:
     if not model_type and "llama" not in own:
         yield finding(
             "config.model_type",
+            "config.null_value",
+            "config.invalid",
             "error",
             NAME,
             "draft config.json has no model_type: transformers' AutoConfig cannot build it "
@@ -135,7 +143,14 @@ def step_config(run: EngineRun) -> Iterable[Finding]:
         return
     run.set("model_type", model_type, "config: model_type")
     try:
-        resolve_geometry(run, model_type, "get_config", transformers=TRANSFORMERS, overrides=own)
+        refused = resolve_geometry(
+            run,
+            model_type,
+            "get_config",
+            transformers=TRANSFORMERS,
+            source=GET_CONFIG,
+            overrides=own,
+        )
     except KeyError:
         yield finding(
             "config.model_type",
@@ -146,6 +161,10 @@ def step_config(run: EngineRun) -> Iterable[Finding]:
             GET_CONFIG,
             model_type=model_type,
         )
+        run.stop = "config"
+        return
+    if refused:
+        yield from refused
         run.stop = "config"
         return
     H = run.get("H")

@@ -146,6 +146,8 @@ def speculators_hf_config(raw: dict) -> dict:
     sources=(SPEC_CFG, EAGLE_CFG, SPEC_ALGOS, EAGLE3_MODEL),
     codes=(
         "config.model_type",
+        "config.null_value",
+        "config.invalid",
         "config.target_hidden_null",
         "norm.residual_default",
         "norm.flag_ignored",
@@ -202,8 +204,12 @@ def step_config(run: EngineRun) -> Iterable[Finding]:
             return
         run.set("model_type", model_type, "config: model_type")
     try:
-        resolve_geometry(
-            run, model_type, "EAGLEConfig(model=AutoConfig)", transformers=TRANSFORMERS
+        refused = resolve_geometry(
+            run,
+            model_type,
+            "EAGLEConfig(model=AutoConfig)",
+            transformers=TRANSFORMERS,
+            source=(SPEC_CFG, EAGLE_CFG),
         )
     except KeyError:
         yield finding(
@@ -215,6 +221,10 @@ def step_config(run: EngineRun) -> Iterable[Finding]:
             EAGLE_CFG,
             model_type=model_type,
         )
+        run.stop = "config"
+        return
+    if refused:
+        yield from refused
         run.stop = "config"
         return
     H = run.get("H")
