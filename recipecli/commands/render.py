@@ -50,7 +50,7 @@ from recipecli.errors import UsageError
     "(speculative.num_speculative_tokens=5), an engine flag of the shipped catalog "
     "(served-model-name=m3; enforce-eager=false drops it), a bench flag (num_prompts=100; "
     "max_concurrency=1,4,16 renders one bench command each), hf-overrides={JSON} or "
-    "text_overrides.KEY=YAML. VALUE is typed by the flag it sets: text verbatim, integers and "
+    "text_overrides.KEY=JSON. VALUE is typed by the flag it sets: text verbatim, integers and "
     "numbers parsed and range-checked, JSON for JSON flags, true/false for switches; an empty "
     "VALUE drops the flag. Last wins. Repeatable.",
 )
