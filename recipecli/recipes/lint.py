@@ -408,6 +408,18 @@ ENGINE_NEUTRAL: frozenset[str] = frozenset(
 )
 """Override findings that do not depend on the engine (lint reports them once, engine ``any``)."""
 
+NEUTRAL_RULES: dict[str, str] = {
+    "recipe.override_absent": "the target's config.json; docs/engines/vllm.md#hf-overrides",
+    "recipe.override_unknown_key": (
+        "the target's config.json and transformers 5.24.0 configuration_utils.py "
+        "PreTrainedConfig fields"
+    ),
+    "recipe.override_is_engine_flag": (
+        "docker/model-runner#912; docs/engines/vllm.md#hf-overrides, "
+        "docs/engines/tokenspeed.md#hf-overrides"
+    ),
+}
+
 
 def _local_config(recipe: Recipe, source: str) -> Mapping[str, Any] | None:
     """The recipe's ``target_config`` when it is a local file or checkpoint dir (relative to the
@@ -466,7 +478,7 @@ def _lint_overrides(recipe: Recipe) -> list[Finding]:
                         "any",
                         f.message,
                         evidence=f.evidence,
-                        source=f.source.partition("; ")[0],
+                        source=f"{f.source.partition('; ')[0]}; {NEUTRAL_RULES[f.code]}",
                     )
                 key = (f.code, f.source.partition("; ")[0], f.message, f.engine)
                 if key in seen:
