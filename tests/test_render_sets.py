@@ -232,3 +232,14 @@ def test_speculative_fields_typed_by_schema():
         render_command("llama3.1-8b-eagle3", "vllm", sets=["num_speculative_tokens=5.0"])
     with pytest.raises(UsageError, match="takes one of eagle3, got 'no'"):
         render_command("llama3.1-8b-eagle3", "vllm", sets=["speculative.method=no"])
+
+
+def test_optional_valued_flag():
+    # ModelConfig.hf_token: bool | str | None -> _compute_kwargs: nargs "?", const True
+    r = render_command("llama3.1-8b-eagle3", "vllm", sets=["hf-token=true"])
+    i = r.argv.index("--hf-token")
+    assert i == len(r.argv) - 1 or r.argv[i + 1].startswith("--")
+    r = render_command("llama3.1-8b-eagle3", "vllm", sets=["hf-token=no"])
+    assert flag(r.argv, "--hf-token") == "no"
+    r = render_command("llama3.1-8b-eagle3", "vllm", sets=["hf-token=true", "hf-token=false"])
+    assert "--hf-token" not in r.argv
