@@ -802,16 +802,17 @@ def test_maxpos_short_twin(tmp_path):
 
 
 def _heads6_pair(V: int) -> Pair:
-    """nh 6, nkv 3 (target and draft), Vd 192: heads split over TP 3, so only the vocab can fail."""
-    cfg = draft_config_b(nh=6, nkv=3, V=V, Vd=192)
+    """H 96, nh 6, nkv 3, hd 16 (target and draft), Vd 192: heads split over TP 3, so only the
+    vocab can fail. (H 96 = 6 * 16: LlamaConfig.validate_architecture wants H % nh == 0.)"""
+    cfg = draft_config_b(H=96, nh=6, nkv=3, V=V, Vd=192)
     d2t, t2d = stride_map(V, 192)
     specs = draft_specs(cfg, d2t=d2t, t2d=t2d)
-    return Pair(target_config(nh=6, nkv=3, V=V), cfg, {s.name: s for s in specs})
+    return Pair(target_config(H=96, nh=6, nkv=3, V=V), cfg, {s.name: s for s in specs})
 
 
 def test_tp_vocab_indivisible(tmp_path):
     # pad64(640) = 640 and 640 % 3 = 1 -> the target embedding cannot be split over TP 3 (vLLM
-    # vocab_parallel_embedding.py, engine-facts §4; tokenspeed ValueError, §5). The draft head:
+    # and tokenspeed vocab_parallel_embedding.py VocabParallelEmbedding: divide() raises). The draft head:
     # pad64(192) = 192 = 3 * 64, fine. tokenspeed also builds the draft embedding sharded
     # (vocab 640) -> a second finding there; vLLM shares the target's (no draft embed_tokens).
     res = _run(_heads6_pair(640), tmp_path, tps=(3,))

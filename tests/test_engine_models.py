@@ -305,10 +305,10 @@ def test_vllm_31474_vocab_that_tp_does_not_divide(tmp_path):
 
     from recipecli.testing.specs import draft_specs
 
-    cfg = draft_config_b(nh=6, nkv=6, V=151552, Vd=151552)
+    cfg = draft_config_b(H=96, nh=6, nkv=6, V=151552, Vd=151552)
     cfg.pop("draft_vocab_size")
     specs = draft_specs(cfg, with_embed=False)
-    tcfg = target_config(nh=6, nkv=6, V=151552)
+    tcfg = target_config(H=96, nh=6, nkv=6, V=151552)
     res = Pair(tcfg, cfg, {s.name: s for s in specs}).run(tmp_path, tps=(6,))
     for engine in ENGINES:
         f = find(res, "tp.vocab_indivisible", engine=engine, tp=6)
