@@ -165,7 +165,14 @@ class Section:
     title: str
     text: str
     sources: tuple[Source, ...]
+    aliases: tuple[str, ...] = ()
 
+
+#: Other anchors that lead to the same step (older or more specific citations).
+STEP_ANCHOR_ALIASES: Mapping[str, tuple[str, ...]] = {
+    "e": ("draft-tensors",),
+    "f": ("tensor-parallel",),
+}
 
 #: Stable page anchors of the load-path steps (docs/engines/<engine>.md#<anchor>).
 STEP_ANCHORS: Mapping[str, str] = {

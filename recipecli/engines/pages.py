@@ -11,7 +11,13 @@ from collections.abc import Mapping
 
 from recipecli.codes import CODES, catalog_code
 from recipecli.engines import engine_models
-from recipecli.engines.base import STEP_ANCHORS, EngineModel, Source, load_data
+from recipecli.engines.base import (
+    STEP_ANCHOR_ALIASES,
+    STEP_ANCHORS,
+    EngineModel,
+    Source,
+    load_data,
+)
 
 #: First line of every engine page (``recipecli docs`` overwrites only files that start with it).
 ENGINE_MARKER = (
@@ -56,6 +62,7 @@ def engine_page(model: EngineModel) -> str:
     lines += ["", "## Load path", ""]
     for step in model.steps:
         anchor = STEP_ANCHORS.get(step.key, step.key)
+        lines += [f'<a id="{a}"></a>' for a in STEP_ANCHOR_ALIASES.get(step.key, ())]
         lines += [
             f'<a id="{anchor}"></a>',
             "",
@@ -71,6 +78,7 @@ def engine_page(model: EngineModel) -> str:
             lines += ["", "Findings: " + ", ".join(_codes_link(c) for c in step.codes)]
         lines.append("")
     for sec in model.sections:
+        lines += [f'<a id="{a}"></a>' for a in sec.aliases]
         lines += [
             f'<a id="{sec.anchor}"></a>',
             "",

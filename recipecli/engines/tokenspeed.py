@@ -130,8 +130,6 @@ def step_config(run: EngineRun) -> Iterable[Finding]:
     if not model_type and "llama" not in own:
         yield finding(
             "config.model_type",
-            "config.null_value",
-            "config.invalid",
             "error",
             NAME,
             "draft config.json has no model_type: transformers' AutoConfig cannot build it "
@@ -865,7 +863,7 @@ SECTIONS = (
         (GET_CONFIG, MODEL_CONFIG, src("engine/event_loop.py", "EventLoop._load_model_config")),
     ),
     Section(
-        "cli",
+        "serve-flags",
         "tokenspeed serve flags for EAGLE3",
         "`--speculative-algorithm` takes EAGLE3, MTP, DFLASH or DSPARK; `--speculative-eagle-topk` "
         "accepts only 1; `--speculative-num-draft-tokens` defaults to `--speculative-num-steps` + 1; "
@@ -874,6 +872,7 @@ SECTIONS = (
         "`--tensor-parallel-size`/`--tp` is an alias of `--attn-tp-size` (giving both is an error); "
         "there is no separate draft TP.",
         (src("utils/server_args.py", "ServerArgs.add_cli_args / resolve_speculative_decoding"),),
+        aliases=("speculative-flags",),
     ),
 )
 
