@@ -130,7 +130,7 @@ def dual_rmsnorm_concat(
     n, d1, d2 = a.shape[0], a.shape[-1], b.shape[-1]
     if out is None or isinstance(out, torch.Tensor):
         if out is None:
-            out = torch.empty((n, d1 + d2), dtype=a.dtype, device=a.device)
+            out = a.new_empty((n, d1 + d2))
             okey = None
         elif tuple(out.shape) != (n, d1 + d2):
             raise ValueError(f"out must be [{n}, {d1 + d2}], got {tuple(out.shape)}")
@@ -234,7 +234,7 @@ def grouped_rmsnorm(
         res = torch.ops.recipecli.grouped_rmsnorm(x, w, eps, convention)
         return res if out is None else out.copy_(res)
     if out is None:
-        out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+        out = x.new_empty(x.shape)
         okey = None
     elif tuple(out.shape) != tuple(x.shape):
         raise ValueError(f"out must be {tuple(x.shape)}, got {tuple(out.shape)}")
@@ -247,10 +247,7 @@ def grouped_rmsnorm(
     hit = _PLANS.get(key) or _grouped_plan(x, ws, out, k, h, convention, key)
     plan, reasons = hit
     if plan is not None:
-        if stacked:
-            plan((x, out, ws, ws, ws, ws, ws, ws, ws, ws), (eps,))
-        else:
-            plan((x, out, *ws, *(ws[0],) * (8 - k)), (eps,))
+        plan((x, out, ws) if stacked else (x, out, *ws), (eps,))
         return (out, PATH_TRITON, reasons) if return_path else out
     for i in range(k):
         out[:, i * h : (i + 1) * h].copy_(
@@ -319,8 +316,9 @@ def _traceable_grouped(
                        -1, convention=convention, pdl=False)  # fmt: skip
     consts = dict(p.consts, PDL=False)
     wrap_triton(K._grouped_rmsnorm_kernel)[(p.grid0,)](
-        x, out, *(weights,) * 8, *p.static, float(eps), **consts, num_warps=p.num_warps
-    )
+        x, out, *(weights,) * (K.MAX_CHUNKS), *p.static, float(eps), **consts,
+        num_warps=p.num_warps,
+    )  # fmt: skip
     return out
 
 

@@ -80,7 +80,9 @@ def _normed(x, rstd, w, in_dtype: tl.constexpr, out_dtype: tl.constexpr, HF_ORDE
 
 @triton.jit
 def _rstd(ssq, width_f, eps):
-    return tl.math.div_rn(1.0, tl.math.sqrt_rn(tl.math.div_rn(ssq, width_f) + eps))
+    # width_f and eps arrive as fp64 when Inductor launches the kernel (torch.library.triton_op)
+    var = tl.math.div_rn(ssq, tl.cast(width_f, tl.float32))
+    return tl.math.div_rn(1.0, tl.math.sqrt_rn(var + tl.cast(eps, tl.float32)))
 
 
 @triton.jit
@@ -442,63 +444,130 @@ def _check_row_major(t: Any, name: str) -> None:
 # ---------------------------------------------------------------- launching
 
 
-def _stream(device_index: int) -> int:
-    import torch
+_RAW_STREAM: Any = None
 
-    return torch._C._cuda_getCurrentRawStream(device_index)
+
+def _stream(device_index: int) -> int:
+    """The current CUDA stream of a device as a raw handle (torch's, as Triton itself uses)."""
+    global _RAW_STREAM
+    if _RAW_STREAM is None:
+        import torch
+
+        _RAW_STREAM = torch._C._cuda_getCurrentRawStream
+    return _RAW_STREAM(device_index)
 
 
 def _enter_hook() -> Any:
+    """Triton's launch-enter hook when one is installed (a profiler), else None.
+
+    Triton 3.6 keeps the hooks in a ``HookChain`` that is never None: it counts as installed
+    only when it holds calls.
+    """
     knobs = getattr(triton, "knobs", None)
-    return None if knobs is None else knobs.runtime.launch_enter_hook
+    hook = None if knobs is None else knobs.runtime.launch_enter_hook
+    if hook is not None and getattr(hook, "calls", True) == []:
+        return None
+    return hook
+
+
+#: Triton releases whose C launcher signature :class:`Launch` calls directly (checked against
+#: ``triton/backends/nvidia/driver.py`` of 3.6: ``launch(gridX, gridY, gridZ, stream, function,
+#: launch_cooperative_grid, launch_pdl, global_scratch, profile_scratch, packed_metadata,
+#: launch_metadata, enter_hook, exit_hook, *args)``); others go through ``CompiledKernel.run``.
+_DIRECT_C_LAUNCH = ("3.6.",)
 
 
 class Launch:
     """One kernel launch with everything fixed but the tensors' addresses and the epsilons.
 
     ``Launch(...)(ptrs, eps)`` launches ``kernel`` on ``(grid0,)`` with arguments
-    ``ptrs + static + eps`` and the constexprs ``consts``. The first call for a given 16-byte
-    alignment of the pointers goes through ``kernel[grid](...)`` (Triton compiles or finds the
-    specialisation); later calls pass the addresses straight to the compiled kernel's launcher
-    (:data:`FAST_LAUNCH`), skipping Triton's per-call argument binding and specialisation. Under
-    the interpreter, on host tensors, or while a Triton launch hook is installed (profilers),
-    every call goes through ``kernel[grid](...)``.
+    ``ptrs (+ padding) + static + eps`` and the constexprs ``consts``. The first call for a
+    given 16-byte alignment of the pointers goes through ``kernel[grid](...)`` (Triton compiles
+    or finds the specialisation); later calls pass the addresses straight to the compiled
+    kernel's launcher (:data:`FAST_LAUNCH`), skipping Triton's per-call argument binding,
+    specialisation and launch-metadata dict. Under the interpreter, on host tensors, or while
+    a Triton launch hook is installed (profilers), every call goes through ``kernel[grid](...)``.
+
+    ``n_pad`` trailing pointer parameters are never dereferenced (unused grouped weights): the
+    slow path repeats ``ptrs[pad_src]`` for them, the direct launch passes 0.
 
     Attributes:
         grid0: programs launched; num_warps; consts: the constexprs (signature order).
     """
 
-    __slots__ = ("kernel", "grid0", "static", "consts", "cvals", "opts", "dev", "_compiled")
+    __slots__ = ("kernel", "grid0", "static", "consts", "cvals", "opts", "dev", "_compiled",
+                 "_fast", "n_pad", "pad_src", "_zeros")  # fmt: skip
 
     def __init__(self, kernel: Any, grid0: int, static: tuple, consts: dict, num_warps: int,
-                 pdl: bool, device_index: int) -> None:  # fmt: skip
+                 pdl: bool, device_index: int, n_pad: int = 0, pad_src: int = 0) -> None:  # fmt: skip
         self.kernel, self.grid0, self.static, self.consts = kernel, grid0, static, consts
         self.cvals = tuple(consts.values())
         self.opts = {"num_warps": num_warps, **({"launch_pdl": True} if pdl else {})}
         self.dev = device_index
         self._compiled: dict[tuple, tuple] = {}
+        self._fast: tuple | None = None
+        self.n_pad, self.pad_src, self._zeros = n_pad, pad_src, (0,) * n_pad
 
     @property
     def num_warps(self) -> int:
         return self.opts["num_warps"]
 
     def __call__(self, ptrs: tuple, eps: tuple) -> None:
+        fast = self._fast
+        if fast is not None:
+            addrs = [p.data_ptr() for p in ptrs]
+            ored = 0
+            for a in addrs:
+                ored |= a
+            if not ored & 15 and _enter_hook() is None:
+                launch, function, coop, pdl, meta = fast
+                launch(self.grid0, 1, 1, _stream(self.dev), function, coop, pdl, None, None,
+                       meta, None, None, None, *addrs, *self._zeros, *self.static, *eps,
+                       *self.cvals)  # fmt: skip
+                return
+        self._slow(ptrs, eps)
+
+    def _slow(self, ptrs: tuple, eps: tuple) -> None:
+        full = ptrs + (ptrs[self.pad_src],) * self.n_pad
         if INTERPRETED or self.dev < 0 or not FAST_LAUNCH or _enter_hook() is not None:
-            self.kernel[(self.grid0,)](*ptrs, *self.static, *eps, **self.consts, **self.opts)
+            self.kernel[(self.grid0,)](*full, *self.static, *eps, **self.consts, **self.opts)
             return
         addrs = [p.data_ptr() for p in ptrs]
         align = tuple([a & 15 == 0 for a in addrs])
         hit = self._compiled.get(align)
         if hit is None:
             compiled = self.kernel[(self.grid0,)](
-                *ptrs, *self.static, *eps, **self.consts, **self.opts
+                *full, *self.static, *eps, **self.consts, **self.opts
             )
             if hasattr(compiled, "run") and hasattr(compiled, "packed_metadata"):
-                self._compiled[align] = (compiled.run, compiled.function, compiled.packed_metadata)
+                hit = self._compiled[align] = (compiled.run, compiled.function,
+                                               compiled.packed_metadata)  # fmt: skip
+                if all(align):
+                    self._fast = self._direct(*hit)
             return
         run, function, meta = hit
         run(self.grid0, 1, 1, _stream(self.dev), function, meta, None, None, None,
-            *addrs, *self.static, *eps, *self.cvals)  # fmt: skip
+            *addrs, *self._zeros, *self.static, *eps, *self.cvals)  # fmt: skip
+
+    @staticmethod
+    def _direct(run: Any, function: Any, meta: Any) -> tuple:
+        """(launch, function, coop, pdl, meta) for the hot path: the C launcher itself when this
+        Triton's is known and needs no scratch memory, else a shim with the same signature."""
+        c_launch = getattr(run, "launch", None)
+        if (
+            triton.__version__.startswith(_DIRECT_C_LAUNCH)
+            and c_launch is not None
+            and not getattr(run, "global_scratch_size", 1)
+            and not getattr(run, "profile_scratch_size", 1)
+            and hasattr(run, "launch_cooperative_grid")
+            and hasattr(run, "launch_pdl")
+        ):
+            return (c_launch, function, run.launch_cooperative_grid, run.launch_pdl, meta)
+
+        def shim(gx, gy, gz, stream, fn, _coop, _pdl, _gs, _ps, *rest):
+            run(gx, gy, gz, stream, fn, *rest)
+
+        return (shim, function, None, None, meta)
 
 
 def _tuning(n: int, width: int, true_width: int, esize: int, rows_per_program, num_warps, chunk):
@@ -556,8 +625,8 @@ def grouped_plan(
         Keywords: as for :func:`dual_rmsnorm_launch`.
 
     Returns:
-        A :class:`Launch` to call with ``(x, out, w0, ..., w7)`` (unused weights: repeat w0) and
-        ``(eps,)``.
+        A :class:`Launch` to call with ``(x, out, weights)`` (stacked) or ``(x, out, w0, ...,
+        w{k-1})`` and ``(eps,)``; the unused weight parameters are padded by the launch.
     """
     block, tail = tiles(h, split)
     rows, warps, chunk = _tuning(n, block + tail, h, esize, rows_per_program, num_warps, chunk)
@@ -568,8 +637,9 @@ def grouped_plan(
               "N_SEG": k, "STACKED": stacked, "STORE_CS": store_cs, "PERSISTENT": bool(persistent),
               "PDL": pdl_on}  # fmt: skip
     static = (n, n_tiles, *strides, h, h, stride_w, h, float(h))
+    live = 3 if stacked else 2 + k
     return Launch(_grouped_rmsnorm_kernel, _grid(n_tiles, persistent, device_index), static,
-                  consts, warps, pdl_on, device_index)  # fmt: skip
+                  consts, warps, pdl_on, device_index, n_pad=MAX_CHUNKS + 2 - live, pad_src=2)  # fmt: skip
 
 
 def dual_rmsnorm_launch(
@@ -679,4 +749,4 @@ def grouped_rmsnorm_launch(
         return
     plan = grouped_plan(n, k, h, (x.stride(0), out.stride(0)), stride_w, stacked,
                         x.element_size(), _device_index(x), convention=convention, **tuning)  # fmt: skip
-    plan((x, out, *ws, *(ws[0],) * (MAX_CHUNKS - len(ws))), (float(eps),))
+    plan((x, out, *ws), (float(eps),))

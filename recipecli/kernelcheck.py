@@ -30,8 +30,9 @@ from typing import Any
 
 from recipecli.errors import CheckpointFormatError, MissingDependencyError, UsageError
 from recipecli.findings import Finding
+from recipecli.hints import install_hint
 
-INSTALL_HINT = "pip install 'recipecli[kernels]'"
+INSTALL_HINT = install_hint("kernels")
 SOURCE_FACTS = (
     "vLLM PR #47391 (EAGLE3 layer-0 fused RMSNorm + concat and its guard); "
     "lightseekorg/tokenspeed PR #837 (FusedRMSNorm in the EAGLE3 draft)"

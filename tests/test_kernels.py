@@ -420,3 +420,78 @@ def test_prepare_inputs_padded_matches_loop(reqs):
         qsl.append(start)
     idx, rej = prepare_inputs_padded(torch.tensor(cu), torch.tensor(valid), torch.tensor(qsl))
     assert (idx.tolist(), rej.tolist()) == prepare_inputs_padded_loop(cu, valid, qsl)
+
+
+@needs_interpreter
+def test_ops_registered_and_compiled_function_matches_eager():
+    # Dynamo traces through the public entry points into torch.ops.recipecli.* (custom_op under
+    # the CPU interpreter, triton_op on CUDA); fullgraph=True raises on any graph break, and
+    # aot_eager runs the ops' real kernels, so the compiled result must equal the eager one.
+    from recipecli.kernels import rmsnorm as R
+
+    assert R.OP_REGISTRATION in ("custom_op", "existing")
+    assert hasattr(torch.ops.recipecli, "dual_rmsnorm_concat")
+    gen = torch.Generator().manual_seed(5)
+    a, b = (
+        torch.randn(3, 64, generator=gen).bfloat16(),
+        torch.randn(3, 32, generator=gen).bfloat16(),
+    )
+    w1, w2 = _weights(64, torch.bfloat16, gen), _weights(32, torch.bfloat16, gen)
+    x = torch.randn(3, 3 * 16, generator=gen).bfloat16()
+    ws = [_weights(16, torch.bfloat16, gen) for _ in range(3)]
+
+    def f(a, b, x):
+        y = dual_rmsnorm_concat(a, b, w1, w2, 1e-5, 1e-6)
+        z = grouped_rmsnorm(x, ws, 1e-5, convention="fp32_weight")
+        return y * 2, z + 1
+
+    eager = f(a, b, x)
+    torch._dynamo.reset()
+    compiled = torch.compile(f, backend="aot_eager", fullgraph=True)(a, b, x)
+    assert torch.equal(eager[0], compiled[0]) and torch.equal(eager[1], compiled[1])
+    # and the ops themselves compute what the references do
+    ref = dual_rmsnorm_concat_ref(a, b, w1, w2, 1e-5, 1e-6)
+    assert compare(torch.ops.recipecli.dual_rmsnorm_concat(a, b, w1, w2, 1e-5, 1e-6, "hf"), ref,
+                   interpreted=True, convention="hf")["passed"]  # fmt: skip
+
+
+def test_host_tensor_path_equals_torch_path_and_numpy_reference_equals_torch_reference():
+    # the torch-free CPU check (HostTensor + numpy reference) against the torch path: the
+    # kernel gives the same bits on both kinds of tensor, and the two references agree
+    import numpy as np
+    from recipecli.kernels.host_tensor import HostTensor, rmsnorm_np, ulp_distance_np
+
+    rng = np.random.default_rng(11)
+    for name, dt in (("bfloat16", torch.bfloat16), ("float16", torch.float16),
+                     ("float32", torch.float32)):  # fmt: skip
+        xa, wa = rng.standard_normal((5, 96)), 1 + 0.1 * rng.standard_normal(96)
+        ha, hw = HostTensor.from_values(xa, name), HostTensor.from_values(wa, name)
+        ta, tw = torch.tensor(ha.numpy()).to(dt), torch.tensor(hw.numpy()).to(dt)
+        assert torch.equal(ta.float(), torch.tensor(ha.numpy()))  # exact in the dtype
+        for conv in ("hf", "fp32_weight"):
+            ref_np = rmsnorm_np(ha.numpy(), hw.numpy(), 1e-5, name, conv)
+            ref_t = rmsnorm_ref(ta, tw, 1e-5, conv)
+            got_np = HostTensor(ref_np.reshape(-1), name, (5, 96)).numpy()
+            if name == "float32":  # fp32 sums in another order: a few fp32 ulps apart
+                assert np.allclose(got_np, ref_t.numpy(), rtol=1e-6, atol=0), conv
+            else:  # one or two roundings to 8/11 mantissa bits hide the fp32 summation order
+                assert np.array_equal(got_np, ref_t.float().numpy()), (name, conv)
+            hout = HostTensor.empty((5, 2 * 96), name)
+            K.dual_rmsnorm_launch(ha, ha, hw, hw, 1e-5, 1e-5, hout.columns(0, 96),
+                                  hout.columns(96, 96), convention=conv)  # fmt: skip
+            tout = torch.empty(5, 2 * 96, dtype=dt)
+            K.dual_rmsnorm_launch(ta, ta, tw, tw, 1e-5, 1e-5, tout[:, :96], tout[:, 96:],
+                                  convention=conv)  # fmt: skip
+            assert np.array_equal(hout.numpy(), tout.float().numpy()), (name, conv)
+            assert ulp_distance_np(hout.storage_numpy()[:, :96], ref_np, name).max() <= 3
+
+
+def test_bf16_rounding_by_hand():
+    # 1 + 2^-8 is halfway between bf16 neighbours 1 and 1 + 2^-7: ties to even -> 1.0;
+    # 1 + 3 * 2^-8 is halfway between 1 + 2^-7 (odd mantissa) and 1 + 2^-6: -> 1 + 2^-6
+    import numpy as np
+    from recipecli.kernels.host_tensor import bf16_bits, bf16_values
+
+    x = np.array([1 + 2**-8, 1 + 3 * 2**-8, -2.5, 0.0], dtype=np.float32)
+    assert bf16_values(bf16_bits(x)).tolist() == [1.0, 1 + 2**-6, -2.5, 0.0]
+    assert bf16_bits(np.array([1.0], dtype=np.float32)).tolist() == [0x3F80]

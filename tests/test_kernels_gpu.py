@@ -129,7 +129,8 @@ def test_sliced_outputs_and_strided_inputs_gpu():
 
 
 def test_direct_launch_equals_triton_launch():
-    # the cached direct launch (Launch.__call__) and Triton's kernel[grid](...) give the same bits
+    # the cached direct launch (Launch.__call__) and Triton's kernel[grid](...) give the same
+    # bits, and the direct launch is really taken once the specialisation is compiled
     n, h = 777, 6144
     a = torch.randn(n, h, device="cuda", dtype=torch.bfloat16)
     b = torch.randn(n, h, device="cuda", dtype=torch.bfloat16)
@@ -146,24 +147,34 @@ def test_direct_launch_equals_triton_launch():
     gfast = [grouped_rmsnorm(x, ws, 1e-6) for _ in range(3)]
     assert all(torch.equal(slow, f) for f in fast)
     assert all(torch.equal(gslow, g) for g in gfast)
+    plans = [p for p, _ in R._PLANS.values() if p is not None and p.static[0] == n]
+    assert plans and all(p._compiled for p in plans), "direct launch never cached"
 
 
 def test_launch_variants_agree_gpu():
-    # every (rows, warps, split, order) variant of the register tile computes the same bits
+    # knobs that do not change a row's reduction (split tiles, program order, store hint,
+    # PDL, persistent programs) give the same bits for the same rows x warps; every variant,
+    # including other warps (another reduction tree) and the looped path, matches the reference
     n, h = 777, 6144
     a = torch.randn(n, h, device="cuda", dtype=torch.bfloat16)
     b = torch.randn(n, h, device="cuda", dtype=torch.bfloat16)
     w1, w2 = _w(h, torch.bfloat16), _w(h, torch.bfloat16)
-    outs = []
-    for rows in (1, 2, 4):
-        for warps in (4, 16):
-            for split, seg_major in ((False, True), (True, False)):
-                out = torch.empty(n, 2 * h, device="cuda", dtype=torch.bfloat16)
-                K.dual_rmsnorm_launch(a, b, w1, w2, 1e-6, 1e-6, out[:, :h], out[:, h:], chunk=0,
-                                      rows_per_program=rows, num_warps=warps, split=split,
-                                      seg_major=seg_major)  # fmt: skip
-                outs.append(out)
-    assert all(torch.equal(outs[0], o) for o in outs[1:])
+    ref = dual_rmsnorm_concat_ref(a.cpu(), b.cpu(), w1.cpu(), w2.cpu(), 1e-6, 1e-6)
+    for rows, warps in ((1, 8), (2, 16), (4, 4)):
+        outs = []
+        for kw in ({}, {"split": True}, {"seg_major": False}, {"store_cs": True},
+                   {"pdl": False}, {"persistent": 2}):  # fmt: skip
+            out = torch.empty(n, 2 * h, device="cuda", dtype=torch.bfloat16)
+            K.dual_rmsnorm_launch(a, b, w1, w2, 1e-6, 1e-6, out[:, :h], out[:, h:], chunk=0,
+                                  rows_per_program=rows, num_warps=warps, **kw)  # fmt: skip
+            outs.append(out)
+        assert all(torch.equal(outs[0], o) for o in outs[1:]), (rows, warps)
+        _check(outs[0], ref, "hf", f"dual rows={rows} warps={warps}")
+    for chunk, warps in ((1024, 4), (2048, 8), (4096, 16)):
+        out = torch.empty(n, 2 * h, device="cuda", dtype=torch.bfloat16)
+        K.dual_rmsnorm_launch(a, b, w1, w2, 1e-6, 1e-6, out[:, :h], out[:, h:], chunk=chunk,
+                              num_warps=warps)  # fmt: skip
+        _check(out, ref, "hf", f"dual chunk={chunk} warps={warps}")
 
 
 def test_kernel_in_cuda_graph():

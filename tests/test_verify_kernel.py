@@ -77,11 +77,12 @@ def test_llama_draft_json(llama_draft):
     ]
     assert d["fc_norm"] == []
     assert rep["device"] == "cpu" and rep["interpreted"] and rep["passed"]
-    # 3 token counts x 2 conventions, layer 0 only
-    assert [(c["n"], c["convention"]) for c in rep["cases"]] == [
-        (0, "hf"), (0, "fp32_weight"), (1, "hf"), (1, "fp32_weight"), (7, "hf"), (7, "fp32_weight")
+    # 3 token counts x 2 conventions x 2 code paths (register tile, looped), layer 0 only
+    assert [(c["n"], c["convention"], c["path"]) for c in rep["cases"]] == [
+        (n, conv, path) for n in (0, 1, 7) for conv in ("hf", "fp32_weight")
+        for path in ("tile", "looped")
     ]  # fmt: skip
-    c = rep["cases"][2]
+    c = rep["cases"][4]
     assert c["widths"] == [4096, 4096] and c["dtype"] == "float16" and c["launched"]
     assert not rep["cases"][0]["launched"]
     # fp16, equal eps, contiguous [N, 4096] inputs: both engines' fused paths are taken
@@ -96,7 +97,7 @@ def test_eagle31_fc_norm_text(eagle31_draft):
     out = r.stdout
     assert "dtype bfloat16  eps 1e-06 (rms_norm_eps)" in out
     assert "fc_norm.2.weight: [2048] checkpoint" in out
-    assert out.count("fc_norm ") >= 4  # 2 N x 2 conventions
+    assert out.count("fc_norm ") >= 8  # 2 N x 2 conventions x 2 code paths
     # k = 3 is odd: tokenspeed fuses one pair and launches the last chunk alone (lightseekorg/tokenspeed PR #837)
     assert "odd k = 3: the last chunk is a separate unfused launch" in out
     assert "vLLM fuses only layer 0's norms" in out
@@ -143,7 +144,7 @@ def test_widths_and_chunks_synthetic():
     assert r.returncode == 0, r.stderr
     rep = json.loads(r.stdout)
     kinds = [(c["kind"], tuple(c["widths"])) for c in rep["cases"]]
-    assert kinds == [("layer0", (1536, 512))] * 2 + [("fc_norm", (512, 512))] * 2
+    assert kinds == [("layer0", (1536, 512))] * 4 + [("fc_norm", (512, 512))] * 4
     layer0 = rep["cases"][0]["guards"]
     # different widths: vLLM's guard wants the same shape; tokenspeed accepts any widths
     assert (
@@ -253,7 +254,7 @@ def test_findings_missing_dependency(monkeypatch):
     monkeypatch.setattr(kc, "dependencies_missing", lambda *device: ["triton"])
     (f,) = kc.kernel_findings("anything", "auto")
     assert f.code == "kernel.skipped" and f.severity == "info"
-    assert "pip install 'recipecli[kernels]'" in f.message
+    assert 'pip install -e ".[kernels]"' in f.message
 
 
 def test_findings_bad_mode():
