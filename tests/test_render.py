@@ -435,9 +435,9 @@ def test_set_tokenspeed_catalog_and_choices():
         ("attention-backend=fa9", "takes one of mha, mla"),
     ):
         with pytest.raises(UsageError, match=needle):
-            render_command("llama3.1-8b-eagle3", "tokenspeed", sets=[assignment])
+            render_command("llama3.1-8b-eagle3", "tokenspeed", force=True, sets=[assignment])
     r = render_command(
-        "llama3.1-8b-eagle3", "tokenspeed", sets=["attention-backend=fa3", "port=8123"]
+        "llama3.1-8b-eagle3", "tokenspeed", force=True, sets=["attention-backend=fa3", "port=8123"]
     )
     assert flag(r.argv, "--attention-backend") == "fa3"
     assert flag(r.argv, "--port") == "8123"
@@ -536,3 +536,33 @@ def test_bundled_render_has_no_warnings_and_is_fast():
     in_process = float(proc.stderr.strip().splitlines()[-1])
     assert in_process < 0.5, in_process
     assert wall < 2.0, wall  # interpreter start-up included; generous for a loaded 2-core CI box
+
+
+def test_render_refuses_an_engine_the_recipe_says_cannot_serve_it():
+    # qwen3-30b-a3b-eagle3: `unsupported: tokenspeed` (tokenspeed qwen3_moe.py Qwen3MoeModel.forward
+    # returns no aux hidden states): render refuses with the recipe's reason; --force renders
+    from recipecli.errors import RecipeError
+
+    with pytest.raises(
+        RecipeError, match="not served on tokenspeed: tokenspeed's Qwen3MoeForCausalLM"
+    ):
+        render_command("qwen3-30b-a3b-eagle3", "tokenspeed")
+    forced = render_command("qwen3-30b-a3b-eagle3", "tokenspeed", force=True)
+    assert forced.argv[:3] == ["tokenspeed", "serve", "Qwen/Qwen3-30B-A3B"]
+    # vLLM serves it
+    assert render_command("qwen3-30b-a3b-eagle3", "vllm").argv[:2] == ["vllm", "serve"]
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "recipecli",
+            "render",
+            "qwen3-30b-a3b-eagle3",
+            "--engine",
+            "tokenspeed",
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert len(proc.stderr.strip().splitlines()) == 1 and "Traceback" not in proc.stderr

@@ -205,21 +205,28 @@ def test_list_flags_take_one_text_or_a_json_array():
 
 
 def test_tokenspeed_flags_typed_from_its_catalog():
-    r = render_command("llama3.1-8b-eagle3", "tokenspeed", sets=["max-prefill-tokens=8192"])
+    r = render_command(
+        "llama3.1-8b-eagle3", "tokenspeed", force=True, sets=["max-prefill-tokens=8192"]
+    )
     assert flag(r.argv, "--max-prefill-tokens") == "8192"
     with pytest.raises(
         UsageError, match=r"--max-prefill-tokens \(tokenspeed f4d8ec6e\) takes an integer, got '8k'"
     ):
-        render_command("llama3.1-8b-eagle3", "tokenspeed", sets=["max-prefill-tokens=8k"])
+        render_command(
+            "llama3.1-8b-eagle3", "tokenspeed", force=True, sets=["max-prefill-tokens=8k"]
+        )
     with pytest.raises(UsageError, match="takes one of auto, fp8, fp8_e4m3, mxfp8"):
-        render_command("llama3.1-8b-eagle3", "tokenspeed", sets=["kv-cache-dtype=no"])
-    r = render_command("llama3.1-8b-eagle3", "tokenspeed", sets=["moe-backend=no"])
+        render_command("llama3.1-8b-eagle3", "tokenspeed", force=True, sets=["kv-cache-dtype=no"])
+    r = render_command("llama3.1-8b-eagle3", "tokenspeed", force=True, sets=["moe-backend=no"])
     assert flag(r.argv, "--moe-backend") == "no"
 
 
 @pytest.mark.parametrize("engine", ["vllm", "tokenspeed"])
 def test_target_and_draft_verbatim(engine):
-    r = render_command("llama3.1-8b-eagle3", engine, sets=["draft=2026-01-01", "target=no"])
+    # force: the recipe says tokenspeed cannot serve its pair (unsupported), typing is the same
+    r = render_command(
+        "llama3.1-8b-eagle3", engine, sets=["draft=2026-01-01", "target=no"], force=True
+    )
     assert r.argv[2] == "no"
     joined = " ".join(r.argv)
     assert "2026-01-01" in joined

@@ -488,6 +488,23 @@ def _lint_overrides(recipe: Recipe) -> list[Finding]:
     return out
 
 
+def _lint_unsupported(recipe: Recipe) -> list[Finding]:
+    """``unsupported: {engine: reason}``: the recipe says the engine cannot serve its pair (info:
+    the recipe is right to say so; render refuses that engine unless --force, docs show the
+    reason)."""
+    return [
+        _finding(
+            "recipe.engine_unsupported",
+            "info",
+            engine,
+            f"{recipe.name} is not served on {engine}: {reason}",
+            recipe.where("unsupported", engine),
+            "docs/recipes-format.md#unsupported-engines",
+        )
+        for engine, reason in (recipe.get("unsupported") or {}).items()
+    ]
+
+
 def _lint_misc(recipe: Recipe) -> list[Finding]:
     out: list[Finding] = []
     default = recipe.get("default_hardware")
@@ -526,6 +543,7 @@ def lint_loaded(recipe: Recipe) -> list[Finding]:
     if schema_errors:
         return out
     for check in (
+        _lint_unsupported,
         _lint_misc,
         _lint_flags,
         _lint_env,

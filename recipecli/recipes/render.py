@@ -756,7 +756,9 @@ def eval_argv(res: Resolved) -> tuple[list[str], int]:
 def lint_gate(recipe: Recipe, engine: str, *, force: bool = False) -> None:
     """Refuse to render a recipe that ``recipecli lint`` rejects for ``engine``.
 
-    Errors of :func:`recipecli.recipes.lint.lint_loaded` whose engine is ``engine`` or ``any``
+    A recipe whose ``unsupported.<engine>`` names a reason is refused for that engine (the
+    engine cannot serve its pair). Errors of :func:`recipecli.recipes.lint.lint_loaded` whose
+    engine is ``engine`` or ``any``
     block rendering (unknown or removed flags, bad flag values, vendor env mistakes, tokenspeed
     TP/top-k rules, overrides the engine would drop, ...); warnings do not. With ``force``,
     override errors (:data:`recipecli.recipes.overrides.FORCEABLE_CODES`) do not block either.
@@ -767,6 +769,13 @@ def lint_gate(recipe: Recipe, engine: str, *, force: bool = False) -> None:
     """
     from recipecli.recipes.lint import lint_loaded
 
+    reason = (recipe.get("unsupported") or {}).get(engine)
+    if reason and not force:
+        raise RecipeError(
+            f"{recipe.name} is not served on {engine}: {reason}",
+            path=recipe.where("unsupported", engine),
+            hint="render another engine, or render anyway with --force",
+        )
     errors = [
         f
         for f in lint_loaded(recipe)

@@ -67,6 +67,13 @@ def build_schema() -> dict[str, Any]:
             },
             "target": {"type": "string", "minLength": 1},
             "draft": {"type": "string", "minLength": 1},
+            "unsupported": {
+                "type": "object",
+                "description": "Engines that cannot serve this pair, each with the reason "
+                "(check's verdict and the engine step, docs/engines/). render refuses them.",
+                "additionalProperties": False,
+                "properties": {e: {"type": "string", "minLength": 1} for e in ENGINES},
+            },
             "target_config": {"type": "string", "minLength": 1},
             "speculative": {
                 "type": "object",
