@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Build (or reuse) the pinned vLLM 0.33.0 CPU environment the conformance suite runs in.
+#
+#   bash scripts/conformance/build_vllm_env.sh        # prints the venv path as its last line
+#
+# The venv lives outside the repository, at
+#   ${RECIPECLI_CONFORMANCE_VENV:-${XDG_CACHE_HOME:-~/.cache}/recipecli/vllm-0.33.0-<hash>}
+# where <hash> covers the pins file and the Python version, and is reused while it matches.
+# Every package comes from requirements-vllm-0.33.0.txt with --no-deps (nothing is resolved,
+# so pip never pulls another torch). A new build needs the package index once (about 1 GB of
+# wheels); when it cannot be reached this exits 2 with one line. recipecli itself is
+# (re)installed editable from this checkout on every call, so a reused venv always tests the
+# tree it is called from.
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+repo="$(cd "$here/../.." && pwd)"
+pins="$here/requirements-vllm-0.33.0.txt"
+py="${RECIPECLI_CONFORMANCE_PYTHON:-python3.11}"
+
+# pip notes every empty local index folder of this machine's pip config; drop those lines.
+quiet() { sed '/is ignored: it is neither a file nor a directory/d' >&2; }
+
+fail() {
+    echo "build_vllm_env: $*" >&2
+    exit 2
+}
+
+command -v "$py" >/dev/null 2>&1 ||
+    fail "no '$py' on PATH (the pins are for Python 3.11); set RECIPECLI_CONFORMANCE_PYTHON to one"
+[ -f "$pins" ] || fail "pins file $pins is missing"
+
+hash="$({ cat "$pins"; "$py" -c 'import sys; print(sys.version_info[:2])'; } | sha256sum | cut -c1-12)"
+venv="${RECIPECLI_CONFORMANCE_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/recipecli/vllm-0.33.0-$hash}"
+stamp="$venv/.recipecli-conformance-pins"
+
+if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$hash" ]; then
+    echo "build_vllm_env: reusing $venv (pins $hash)" >&2
+else
+    start=$SECONDS
+    # One quick look at the index first, so an unreachable one is one line, not pip's retries.
+    "$py" -m pip index versions vllm --timeout 20 --retries 1 >/dev/null 2>&1 ||
+        fail "cannot reach the package index (pip index versions vllm failed); the first build needs it — retry with network, or set RECIPECLI_CONFORMANCE_VENV to an env built elsewhere"
+    echo "build_vllm_env: building $venv (pins $hash)" >&2
+    rm -rf "$venv"
+    mkdir -p "$(dirname "$venv")"
+    # A half-built venv never survives: the stamp is written last, anything else is removed.
+    trap 'rm -rf "$venv"' ERR INT TERM
+    "$py" -m venv "$venv"
+    "$venv/bin/python" -m pip install --disable-pip-version-check -q --no-deps -r "$pins" 2>&1 |
+        quiet || fail "pip install -r $(basename "$pins") failed (see pip's message above)"
+    "$venv/bin/python" -c 'import vllm.entrypoints.cli.main, torch, transformers' ||
+        fail "the built env cannot import vllm.entrypoints.cli.main (see above)"
+    trap - ERR INT TERM
+    echo "$hash" >"$stamp"
+    echo "build_vllm_env: built in $((SECONDS - start)) s" >&2
+fi
+
+"$venv/bin/python" -m pip install --disable-pip-version-check -q --no-deps --no-build-isolation \
+    -e "$repo" 2>&1 | quiet || fail "installing recipecli from $repo into $venv failed (see above)"
+echo "$venv"

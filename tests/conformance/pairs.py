@@ -1,0 +1,378 @@
+"""Draft/target pairs the conformance suite runs through vLLM and through ``recipecli check``.
+
+Every fixture draft of ``tests/fixtures/configs`` is paired with the target it was made for, and
+synthetic variations change exactly one thing of a base pair (the SpecForge Qwen3-30B-A3B
+template, H = 2048, so a value falling back to transformers' ``LlamaConfig`` default of 4096 is
+visible). Checkpoints are full size but sparse: :func:`recipecli.testing.specs.draft_specs`
+computes the tensor table and :func:`recipecli.testing.builder.write_checkpoint` writes headers
+plus holes (plus real ``d2t``/``t2d`` values), a few hundred KB of disk per draft.
+
+Nothing here imports torch or vLLM: the module is used on both sides of the comparison.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import subprocess
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from recipecli.testing.builder import TensorSpec, write_checkpoint
+from recipecli.testing.specs import draft_specs, valid_vocab_map
+
+REPO = Path(__file__).resolve().parents[2]
+FIXTURES = REPO / "tests" / "fixtures" / "configs"
+
+
+def fixture(name: str) -> dict[str, Any]:
+    """Parsed ``config.json`` of fixture ``name``."""
+    return json.loads((FIXTURES / name / "config.json").read_text())
+
+
+@dataclass
+class Case:
+    """One pair: target config, draft config and draft tensor table, or a post-step.
+
+    Attributes:
+        name: test id.
+        target: target ``config.json``.
+        draft: draft ``config.json``.
+        specs: draft tensors (:class:`TensorSpec`), holes except norms and vocab maps.
+        what: one line saying what the case varies.
+        post: optional ``post(draft_dir, target_dir, root) -> new_draft_dir`` run after writing
+            (``recipecli convert --to speculators``).
+    """
+
+    name: str
+    target: dict[str, Any]
+    draft: dict[str, Any]
+    specs: list[TensorSpec]
+    what: str
+    post: Callable[[Path, Path, Path], Path] | None = field(default=None, repr=False)
+
+    def write(self, root: Path) -> tuple[Path, Path]:
+        """Write ``root/target/config.json`` and the draft checkpoint; return both dirs."""
+        t = root / "target"
+        t.mkdir(parents=True, exist_ok=True)
+        (t / "config.json").write_text(json.dumps(self.target, indent=1))
+        d = write_checkpoint(root / "draft", self.draft, self.specs)
+        if self.post is not None:
+            d = self.post(d, t, root)
+        return t, d
+
+
+def _vmaps(draft: dict[str, Any], target: dict[str, Any]):
+    text = target.get("text_config") or target
+    return valid_vocab_map(int(text["vocab_size"]), int(draft["draft_vocab_size"]))
+
+
+def _specforge(name: str, draft: dict[str, Any], target: dict[str, Any], what: str, **kw) -> Case:
+    """SpecForge writes midlayer.*, fc, norm, lm_head, d2t and t2d; no embed_tokens."""
+    d2t, t2d = _vmaps(draft, target)
+    kw.setdefault("d2t", d2t)
+    kw.setdefault("t2d", t2d)
+    return Case(name, target, draft, draft_specs(draft, **kw), what)
+
+
+def _convert_speculators(extra: list[str]) -> Callable[[Path, Path, Path], Path]:
+    def post(draft_dir: Path, target_dir: Path, root: Path) -> Path:
+        out = root / "draft-speculators"
+        cmd = [sys.executable, "-m", "recipecli", "convert", str(draft_dir), str(out)]
+        cmd += ["--to", "speculators", "--target", str(target_dir), "--verifier", "tiny/target"]
+        proc = subprocess.run(cmd + extra, capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise RuntimeError(f"recipecli convert failed: {proc.stderr.strip()[-500:]}")
+        return out
+
+    return post
+
+
+LLAMA8B = "meta-llama__Meta-Llama-3.1-8B"
+QWEN30B = "Qwen__Qwen3-30B-A3B"
+
+
+def _modelopt_export(target: dict[str, Any]) -> dict[str, Any]:
+    """The ModelOpt export template with its nulls filled as export_spec_ckpt_config does
+    (from the base model config; eagle_config from the training defaults)."""
+    cfg = fixture("nvidia-modelopt-template__LlamaForCausalLMEagle3-export")
+    for k, v in list(cfg.items()):
+        if v is None and k in target:
+            cfg[k] = target[k]
+    cfg["num_hidden_layers"] = 1
+    cfg["draft_vocab_size"] = 32000
+    cfg["torch_dtype"] = "bfloat16"
+    cfg["head_dim"] = target["hidden_size"] // target["num_attention_heads"]
+    for k in ("attention_bias", "mlp_bias"):
+        cfg[k] = False
+    cfg["attention_dropout"] = 0.0
+    cfg["pretraining_tp"] = 1
+    cfg["eagle_config"].update(
+        {
+            "eagle_aux_hidden_state_layer_ids": [1, 15, 28],
+            "use_aux_hidden_state": True,
+            "use_input_layernorm_in_first_layer": True,
+            "use_last_layernorm": True,
+            "use_mtp_layernorm": False,
+            "parallel_draft_step": 1,
+            "parallel_draft_heads_num_layers": 0,
+        }
+    )
+    return {k: v for k, v in cfg.items() if v is not None}
+
+
+def _modelopt_speculators(target: dict[str, Any]) -> dict[str, Any]:
+    """ModelOpt's VLLM_EAGLE3_ONE_CKPT_CFG_TEMPLATE filled from the draft and verifier."""
+    cfg = fixture("nvidia-modelopt-template__vllm-Eagle3Speculator")
+    layer = cfg["transformer_layer_config"]
+    for k in list(layer):
+        if layer[k] is None and k in target:
+            layer[k] = target[k]
+    layer["num_hidden_layers"] = 1
+    layer["model_type"] = "llama"
+    layer["head_dim"] = target["hidden_size"] // target["num_attention_heads"]
+    for k in ("attention_bias", "mlp_bias"):
+        layer[k] = False
+    layer["attention_dropout"] = 0.0
+    layer["pretraining_tp"] = 1
+    cfg["transformer_layer_config"] = {k: v for k, v in layer.items() if v is not None}
+    cfg["draft_vocab_size"] = 32000
+    cfg["target_hidden_size"] = target["hidden_size"]
+    cfg["torch_dtype"] = "bfloat16"
+    cfg["transformers_version"] = "4.55.0"
+    cfg["speculators_config"]["verifier"] = {
+        "architectures": target["architectures"],
+        "name_or_path": "meta-llama/Llama-3.1-8B-Instruct",
+    }
+    return cfg
+
+
+def build_cases() -> list[Case]:
+    """All fixture pairs and synthetic variations (see the module docstring)."""
+    cases: list[Case] = []
+    llama8b = fixture(LLAMA8B)
+    qwen30b = fixture(QWEN30B)
+
+    # ---------------------------------------------------------------- fixture pairs
+    for draft_fx, target_fx in (
+        ("sgl-project-SpecForge-template__llama3-8B-eagle3", LLAMA8B),
+        ("sgl-project-SpecForge-template__qwen3-8b-eagle3", "Qwen__Qwen3-8B"),
+        ("sgl-project-SpecForge-template__qwen3-30B-A3B-eagle3", QWEN30B),
+        ("sgl-project-SpecForge-template__gpt-oss-120B-eagle3", "openai__gpt-oss-120b"),
+        ("sgl-project-SpecForge-template__deepseek-v3-671b-eagle3", "deepseek-ai__DeepSeek-V3"),
+    ):
+        d = fixture(draft_fx)
+        n = draft_fx.split("__")[1]
+        cases.append(
+            _specforge(f"specforge-{n}", d, fixture(target_fx), f"{draft_fx} on {target_fx}")
+        )
+    d = fixture("sgl-project-SpecForge-template__qwen3-30B-A3B-eagle3.1")
+    cases.append(
+        _specforge(
+            "specforge-qwen3-30B-A3B-eagle3.1",
+            d,
+            qwen30b,
+            "SpecForge Eagle 3.1 template (fc_norm, norm_output) on Qwen3-30B-A3B",
+            fc_norm=True,
+        )
+    )
+    d = fixture("SafeAILab__EAGLE3-traineagle3-config")
+    cases.append(
+        _specforge(
+            "safeailab-eagle3-llama3.1-8b",
+            d,
+            llama8b,
+            "SafeAILab EAGLE3 trainer config (architectures LlamaForCausalLM) on Llama-3.1-8B",
+        )
+    )
+    d = fixture("yuhuili__EAGLE-LLaMA3-Instruct-8B")
+    cases.append(
+        Case(
+            "eagle1-llama3-8b-as-eagle3",
+            llama8b,
+            d,
+            draft_specs(d, with_embed=True),
+            "EAGLE-1 config (bias: false, no draft_vocab_size) with an EAGLE3-shaped table",
+        )
+    )
+    d = _modelopt_export(llama8b)
+    d2t, _ = _vmaps(d, llama8b)
+    cases.append(
+        Case(
+            "modelopt-export-llama3.1-8b",
+            llama8b,
+            d,
+            draft_specs(d, d2t=d2t),
+            "ModelOpt LlamaForCausalLMEagle3 export (nested eagle_config ids, d2t, no t2d)",
+        )
+    )
+    d = _modelopt_speculators(llama8b)
+    d2t, _ = valid_vocab_map(128256, 32000)
+    cases.append(
+        Case(
+            "modelopt-vllm-speculator-llama3.1-8b",
+            llama8b,
+            d,
+            draft_specs(d, d2t=d2t),
+            "ModelOpt convert_to_vllm_ckpt speculators template (midlayer.* names kept)",
+        )
+    )
+    d = fixture("SafeAILab__EAGLE3-traineagle3-config")
+    c = _specforge(
+        "speculators-convert-safeailab",
+        d,
+        llama8b,
+        "recipecli convert --to speculators of the SafeAILab draft (--norm-before-residual false)",
+    )
+    c.post = _convert_speculators(["--norm-before-residual", "false"])
+    cases.append(c)
+
+    # ---------------------------------------------------------------- synthetic variations
+    base = fixture("sgl-project-SpecForge-template__qwen3-30B-A3B-eagle3")
+
+    def var(name: str, what: str, mutate=None, **kw) -> Case:
+        """Base pair with the draft config mutated; tensors keep the base geometry."""
+        d = copy.deepcopy(base)
+        if mutate:
+            mutate(d)
+        kw.setdefault("target_hidden", 2048)
+        if "d2t" not in kw:
+            kw["d2t"], kw["t2d"] = valid_vocab_map(151936, 32000)
+        return Case(f"syn-{name}", qwen30b, d, draft_specs(base, **kw), what)
+
+    def drop(key):
+        return lambda d: d.pop(key)
+
+    def setk(**kv):
+        return lambda d: d.update(kv)
+
+    cases += [
+        var("base", "base pair unchanged"),
+        var("missing-hidden_size", "draft config without hidden_size", drop("hidden_size")),
+        var(
+            "null-num_attention_heads", "num_attention_heads: null", setk(num_attention_heads=None)
+        ),
+        var(
+            "aux-top-3",
+            "3 aux ids at the top level",
+            setk(eagle_aux_hidden_state_layer_ids=[1, 23, 44]),
+        ),
+        var(
+            "aux-nested-3",
+            "3 aux ids under eagle_config",
+            setk(eagle_config={"eagle_aux_hidden_state_layer_ids": [1, 23, 44]}),
+        ),
+        var(
+            "aux-top-4",
+            "4 aux ids at the top level, fc [H, 4*Ht]",
+            setk(eagle_aux_hidden_state_layer_ids=[1, 12, 23, 44]),
+            k=4,
+        ),
+        var(
+            "aux-nested-4",
+            "4 aux ids under eagle_config, fc [H, 4*Ht]",
+            setk(eagle_config={"eagle_aux_hidden_state_layer_ids": [1, 12, 23, 44]}),
+            k=4,
+        ),
+        var(
+            "aux-both-differ",
+            "top-level ids [2, 24, 45] and eagle_config ids [1, 23, 44]",
+            setk(
+                eagle_aux_hidden_state_layer_ids=[2, 24, 45],
+                eagle_config={"eagle_aux_hidden_state_layer_ids": [1, 23, 44]},
+            ),
+        ),
+        var("no-d2t", "draft_vocab_size 32000 < V but no d2t/t2d", d2t=None, t2d=None),
+        var(
+            "d2t-without-draft_vocab_size",
+            "no draft_vocab_size (Vd = V) but a d2t tensor",
+            drop("draft_vocab_size"),
+            d2t=valid_vocab_map(151936, 32000)[0],
+            t2d=None,
+        ),
+        var(
+            "tied-no-lm_head",
+            "tie_word_embeddings true and no lm_head (Vd = V, no vocab map)",
+            lambda d: (d.update(tie_word_embeddings=True), d.pop("draft_vocab_size")),
+            with_lm_head=False,
+            d2t=None,
+            t2d=None,
+        ),
+        var(
+            "arch-LlamaForCausalLM",
+            "architectures [LlamaForCausalLM]",
+            setk(architectures=["LlamaForCausalLM"]),
+        ),
+        var(
+            "arch-Eagle3LlamaForCausalLM",
+            "architectures [Eagle3LlamaForCausalLM]",
+            setk(architectures=["Eagle3LlamaForCausalLM"]),
+        ),
+        var(
+            "arch-MistralForCausalLM",
+            "architectures [MistralForCausalLM] (renamed Eagle3MistralForCausalLM)",
+            setk(architectures=["MistralForCausalLM"]),
+        ),
+        var(
+            "norm_before_residual-top",
+            "norm_before_residual: true at the top level",
+            setk(norm_before_residual=True),
+        ),
+        var(
+            "norm_before_residual-nested",
+            "norm_before_residual: true under eagle_config only",
+            setk(eagle_config={"norm_before_residual": True}),
+        ),
+        var(
+            "norm_before_fc-nested",
+            "eagle_config.norm_before_fc true with input_norm [3*Ht]",
+            setk(eagle_config={"norm_before_fc": True}),
+            norm_before_fc=True,
+        ),
+        var(
+            "norm_before_fc-top-no-tensor",
+            "norm_before_fc: true at the top level, no input_norm tensor",
+            setk(norm_before_fc=True),
+        ),
+        var(
+            "fc_norm-no-tensors",
+            "fc_norm: true but no fc_norm.* tensors",
+            setk(fc_norm=True),
+        ),
+        var(
+            "use_aux-false",
+            "eagle_config.use_aux_hidden_state false, fc present",
+            setk(eagle_config={"use_aux_hidden_state": False}),
+        ),
+        var(
+            "target_hidden_size-wrong",
+            "target_hidden_size 4096 declared, fc built for Ht 2048",
+            setk(target_hidden_size=4096),
+        ),
+    ]
+    c = var("speculators-aux-top-4", "recipecli convert --to speculators of a 4-id draft", k=4)
+    c.draft["eagle_config"] = {"eagle_aux_hidden_state_layer_ids": [0, 11, 22, 43]}
+    # --force: convert's post-write check now refuses this output; published files predate it
+    c.post = _convert_speculators(["--norm-before-residual", "false", "--force"])
+    cases.append(c)
+    c = var(
+        "speculators-nbr-default",
+        "recipecli convert --to speculators, norm_before_residual removed",
+    )
+
+    def strip_nbr(draft_dir: Path, target_dir: Path, root: Path) -> Path:
+        out = _convert_speculators(["--norm-before-residual", "false"])(draft_dir, target_dir, root)
+        cfg = json.loads((out / "config.json").read_text())
+        cfg.pop("norm_before_residual", None)
+        (out / "config.json").write_text(json.dumps(cfg, indent=1))
+        return out
+
+    c.post = strip_nbr
+    cases.append(c)
+    return cases
+
+
+CASES = {c.name: c for c in build_cases()}
