@@ -24,7 +24,7 @@ CODES: Mapping[str, tuple[str, str]] = {
     ),
     "draft.layers": (
         "raises at load",
-        "tokenspeed's Llama EAGLE3 draft takes exactly one decoder layer.",
+        "The engine's EAGLE3 draft takes exactly one decoder layer (tokenspeed's Llama draft; SGLang's MLA draft).",
     ),
     "draft.arch_name": (
         "raises at load",
@@ -44,7 +44,11 @@ CODES: Mapping[str, tuple[str, str]] = {
     ),
     "config.target_hidden_null": (
         "raises at load",
-        "target_hidden_size is present but null; vLLM multiplies it by k.",
+        "target_hidden_size is present but null; vLLM and SGLang multiply it by k.",
+    ),
+    "config.draft_vocab_size_absent": (
+        "raises at load",
+        "The draft config has no draft_vocab_size key; SGLang's Llama EAGLE3 draft reads it as an attribute (AttributeError).",
     ),
     "config.aux_ids_null": (
         "raises at load",
@@ -56,7 +60,7 @@ CODES: Mapping[str, tuple[str, str]] = {
     ),
     "target.no_eagle3": (
         "raises at load",
-        "vLLM's target model class does not implement SupportsEagle3.",
+        "The engine's target model class has no EAGLE3 capture (vLLM: SupportsEagle3; SGLang: set_eagle3_layers_to_capture).",
     ),
     "target.no_aux_capture": (
         "runs wrong silently",
@@ -99,7 +103,7 @@ CODES: Mapping[str, tuple[str, str]] = {
         "The draft source has no tensor table (a bare config or a snapshot without tensors).",
     ),
     "tensor.unexpected": (
-        "raises (vLLM) / ignored (tokenspeed)",
+        "raises (vLLM) / ignored (tokenspeed, SGLang)",
         "A checkpoint tensor the engine has no parameter for.",
     ),
     "shape.<role>": (
@@ -122,6 +126,10 @@ CODES: Mapping[str, tuple[str, str]] = {
     "embed.share_error": (
         "raises at load",
         "tokenspeed's set_embed_and_head cannot fit the target embedding into the draft at this TP.",
+    ),
+    "embed.layout_mismatch": (
+        "runs wrong silently",
+        "SGLang swaps the target's embedding into a draft embedding built for another vocab_size, with no shape check: lookups read the wrong rows.",
     ),
     "embed.tied_stale": (
         "runs wrong silently",
@@ -173,7 +181,7 @@ CODES: Mapping[str, tuple[str, str]] = {
     ),
     "norm.residual_unsupported": (
         "runs wrong silently",
-        "norm_before_residual is true; tokenspeed never reads it.",
+        "norm_before_residual is true; tokenspeed and SGLang never read it.",
     ),
     "norm.residual_default": (
         "depends on training",
@@ -181,14 +189,18 @@ CODES: Mapping[str, tuple[str, str]] = {
     ),
     "norm.flag_ignored": (
         "runs wrong silently",
-        "A norm flag sits under eagle_config, where vLLM does not read it.",
+        "A norm flag sits under eagle_config, where the engine (vLLM, SGLang) does not read it.",
+    ),
+    "norm.qk_dropped": (
+        "runs wrong silently",
+        "The draft's Qwen3-style q_norm/k_norm weights have no parameter in tokenspeed's Llama EAGLE3 draft and are skipped.",
     ),
     "norm.output_meaning": (
         "nothing to do",
         "How norm_output is read for this format (Eagle 3.1 chaining in both engines).",
     ),
     "maxpos.short": (
-        "raises (tokenspeed with --max-model-len) / nothing (vLLM)",
+        "raises (tokenspeed with --max-model-len; SGLang always) / nothing (vLLM)",
         "The draft's max_position_embeddings is below the serving length.",
     ),
     "tp.vocab_indivisible": (

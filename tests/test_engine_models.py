@@ -370,3 +370,32 @@ def test_every_cited_engine_page_anchor_exists():
                     cited.add((page, anchor))
     missing = sorted((p, a) for p, a in cited if a not in anchors.get(p, set()))
     assert cited and missing == []
+
+
+def test_qwen3_draft_qk_norms(tmp_path):
+    # vLLM registry: Eagle3Qwen3ForCausalLM -> qwen3_eagle3.py, whose Qwen3Eagle3DecoderLayer
+    # (Qwen3Attention) has q_norm/k_norm [head_dim]; tokenspeed registers no Qwen3 EAGLE3 draft,
+    # its LlamaForCausalLMEagle3 has no such parameters and load_weights skips them silently
+    p = base_pair()
+    p.draft["architectures"] = ["Eagle3Qwen3ForCausalLM"]
+    for n in ("q_norm", "k_norm"):
+        p.put(f"midlayer.self_attn.{n}.weight", "BF16", (16,))
+    res = p.run(tmp_path)
+    assert not find(res, "tensor.unexpected", engine="vllm")
+    assert not find(res, "tensor.missing", engine="vllm")
+    assert res.resolved["vllm"]["qwen3_layer"]["value"] is True
+    # tokenspeed stops at the architecture (contains "Eagle": kept, not registered)
+    assert (
+        one(res, "draft.arch_name", engine="tokenspeed").evidence["looked_up"]
+        == "Eagle3Qwen3ForCausalLM"
+    )
+    # as LlamaForCausalLMEagle3 tokenspeed loads it and drops the QK norms
+    p.draft["architectures"] = ["LlamaForCausalLMEagle3"]
+    res = p.run(tmp_path / "llama-name")
+    f = one(res, "norm.qk_dropped", engine="tokenspeed")
+    assert f.evidence["dropped"] == [
+        "midlayer.self_attn.q_norm.weight",
+        "midlayer.self_attn.k_norm.weight",
+    ]
+    # vLLM's Eagle3LlamaForCausalLM has no parameter for them: the weights loader raises
+    assert one(res, "tensor.unexpected", engine="vllm").severity == "error"

@@ -538,6 +538,7 @@ def allocated(run: EngineRun) -> dict[str, tuple[int, ...]]:
         "norm.residual_unsupported",
         "vocab.d2t_missing",
         "lm_head.missing",
+        "norm.qk_dropped",
     ),  # fmt: skip
 )
 def step_tensors(run: EngineRun) -> Iterable[Finding]:
@@ -629,6 +630,19 @@ def step_tensors(run: EngineRun) -> Iterable[Finding]:
         shapes.pop(d.tensor("fc"), None)  # said above (hidden.tokenspeed_target_hidden)
     yield from shape_findings(run, shapes, NAME, "tokenspeed", (DRAFT_MODEL, DRAFT_LOAD))
     extra = unexpected_tensors(ctx)
+    qk = [n for n in extra if n.endswith(("self_attn.q_norm.weight", "self_attn.k_norm.weight"))]
+    if qk:
+        yield finding(
+            "norm.qk_dropped",
+            "error",
+            NAME,
+            f"the draft has Qwen3-style QK norms ({', '.join(qk)}) but tokenspeed's only Llama EAGLE3 "
+            "draft class has none: load_weights skips them silently and the draft runs without its "
+            "trained q/k norms; serve it on vLLM (Eagle3Qwen3ForCausalLM)",
+            DRAFT_LOAD,
+            dropped=qk,
+        )
+        extra = [n for n in extra if n not in qk]
     if extra:
         shown = ", ".join(extra[:5]) + (" …" if len(extra) > 5 else "")
         yield finding(

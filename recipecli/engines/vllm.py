@@ -259,15 +259,26 @@ def step_config(run: EngineRun) -> Iterable[Finding]:
         if "use_aux_hidden_state" in eagle_cfg
         else "LlamaModel.__init__ default (true)",
     )
-    # k: num_aux_hidden_states, else len(eagle_config ids), else 3 — never the top-level ids
-    if isinstance(cfg.get("num_aux_hidden_states"), int):
+    # the draft class: Eagle3Qwen3ForCausalLM (qwen3_eagle3.py) counts k differently
+    arch = draft_architecture(cfg, d, model_type)[0]
+    module = (_registry()["eagle3_drafts"].get(arch) or ["", ""])[0]
+    qwen3 = module.endswith("qwen3_eagle3")
+    run.set("qwen3_layer", qwen3, f"{arch} -> {module or 'unregistered'}")
+    top_ids = cfg.get("eagle_aux_hidden_state_layer_ids")
+    if qwen3 and isinstance(cfg.get("num_aux_layers"), int):
+        run.set("k", cfg["num_aux_layers"], "config: num_aux_layers")
+    elif isinstance(cfg.get("num_aux_hidden_states"), int):
         run.set("k", cfg["num_aux_hidden_states"], "config: num_aux_hidden_states")
+    elif qwen3 and top_ids:
+        run.set("k", len(top_ids), "Eagle3Qwen3 model: len(eagle_aux_hidden_state_layer_ids)")
     elif eagle_cfg.get("eagle_aux_hidden_state_layer_ids"):
         run.set(
             "k",
             len(eagle_cfg["eagle_aux_hidden_state_layer_ids"]),
             "len(eagle_config.eagle_aux_hidden_state_layer_ids)",
         )
+    elif qwen3:
+        run.set("k", 3, "Eagle3Qwen3 model default (3)")
     else:
         run.set("k", 3, "LlamaModel.__init__ default (3; top-level ids are not counted)")
     run.set("fc_in", run.get("Ht") * run.get("k"), "target_hidden_size * k")
@@ -590,6 +601,9 @@ def allocated(run: EngineRun) -> dict[str, tuple[int, ...]]:
             out[pre + "self_attn.k_proj.bias"] = (nkv * hd,)
             out[pre + "self_attn.v_proj.bias"] = (nkv * hd,)
         out[pre + "self_attn.o_proj.weight"] = (H, nh * hd)
+        if g("qwen3_layer"):  # Qwen3Attention: per-head RMSNorm of q and k
+            out[pre + "self_attn.q_norm.weight"] = (hd,)
+            out[pre + "self_attn.k_norm.weight"] = (hd,)
         out[pre + "mlp.gate_proj.weight"] = (inter, H)
         out[pre + "mlp.up_proj.weight"] = (inter, H)
         out[pre + "mlp.down_proj.weight"] = (H, inter)
@@ -675,7 +689,7 @@ def step_tensors(run: EngineRun) -> Iterable[Finding]:
         run, shapes, NAME, "vLLM", (EAGLE3_LAYER, EAGLE3_MODEL, WEIGHTS_LOADER)
     )
     # names vLLM has no parameter for
-    extra = [n for n in unexpected_tensors(ctx)]
+    extra = [n for n in unexpected_tensors(ctx) if n not in want]
     if not run.get("use_aux"):
         extra += [n for n in tensors if n.endswith("fc.weight")]
     if extra:
