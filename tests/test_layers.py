@@ -1,0 +1,137 @@
+"""The direction of imports of docs/architecture.md, enforced on the source (ast, no import).
+
+Layers, lowest first: foundation (errors, findings, codes, safeio, safe_write, output's JSON) ->
+checkpoint (sources -> one description) -> draft / target descriptions -> engines (the engine
+models) -> check -> recipes / docsgen / report / convert -> commands -> cli. A module may import
+its own layer and the layers below, never above; ``click`` is imported only by the command layer
+(and ``output``'s terminal helpers). Imports inside functions count too (they are how the CLI stays
+lazy, not a way around the direction).
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PKG = Path(__file__).resolve().parents[1] / "recipecli"
+
+#: package-relative module prefix -> layer number (the longest matching prefix wins)
+LAYERS: dict[str, int] = {
+    "errors": 0,
+    "findings": 0,
+    "codes": 0,
+    "safeio": 0,
+    "safe_write": 0,
+    "hints": 0,
+    "output": 0,
+    "data": 0,
+    "configcheck": 1,
+    "checkpoint": 1,
+    "testing": 1,
+    "draft": 2,
+    "target": 2,
+    "engines": 3,
+    "check": 4,
+    "kernelcheck": 4,
+    "examples": 4,
+    "recipes": 5,
+    "recipecheck": 5,
+    "docsgen": 5,
+    "report": 5,
+    "convert": 5,
+    "diff": 5,
+    "inspect": 5,
+    "commands": 6,
+    "cli": 7,
+    "__main__": 7,
+}
+#: modules whose layer sits above what they import from on purpose
+EXCEPTIONS = {
+    # the engine pages are documentation generated from the models and the check rules
+    ("engines.pages", "check"),
+    # shell completion describes the whole command tree
+    ("commands.completion", "cli"),
+}
+
+
+def layer_of(module: str) -> int | None:
+    best = None
+    for prefix, layer in LAYERS.items():
+        if module == prefix or module.startswith(prefix + "."):
+            if best is None or len(prefix) > len(best[0]):
+                best = (prefix, layer)
+    return best[1] if best else None
+
+
+def modules() -> list[tuple[str, Path]]:
+    out = []
+    for path in sorted(PKG.rglob("*.py")):
+        rel = path.relative_to(PKG).with_suffix("")
+        parts = [p for p in rel.parts if p != "__init__"]
+        out.append((".".join(parts) or "__init__", path))
+    return out
+
+
+def imports(path: Path, module: str) -> set[str]:
+    tree = ast.parse(path.read_text())
+    found = set()
+    pkg_parts = module.split(".")
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = pkg_parts[: len(pkg_parts) - node.level + (1 if path.name == "__init__.py" else 0)]
+                name = ".".join([*base, node.module] if node.module else base)
+                found.add(name)
+            elif node.module and node.module.startswith("recipecli."):
+                found.add(node.module[len("recipecli.") :])
+            elif node.module == "recipecli":
+                found.update(a.name for a in node.names)
+            elif node.module and node.module.split(".")[0] == "click":
+                found.add("<click>")
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.startswith("recipecli."):
+                    found.add(alias.name[len("recipecli.") :])
+                elif alias.name.split(".")[0] == "click":
+                    found.add("<click>")
+    return found
+
+
+def test_every_module_has_a_layer():
+    missing = [m for m, _ in modules() if m != "__init__" and layer_of(m) is None]
+    assert missing == []
+
+
+@pytest.mark.parametrize(("module", "path"), modules(), ids=[m for m, _ in modules()])
+def test_imports_point_down(module, path):
+    mine = layer_of(module)
+    if mine is None:
+        return
+    bad = []
+    for target in imports(path, module):
+        if target == "<click>":
+            if mine < 6 and module != "output":
+                bad.append("click")
+            continue
+        theirs = layer_of(target)
+        if theirs is not None and theirs > mine and (module, target.split(".")[0]) not in EXCEPTIONS:
+            bad.append(target)
+    assert bad == [], f"{module} (layer {mine}) imports upward: {bad}"
+
+
+def test_engine_names_are_compared_only_in_the_engines_package():
+    # "no `if engine == ...` elsewhere": a comparison with an engine-name literal outside
+    # recipecli/engines/ is a rule that belongs in an engine model
+    names = {"vllm", "tokenspeed", "sglang"}
+    offenders = []
+    for module, path in modules():
+        if not module.startswith(("check", "draft", "target", "checkpoint", "codes", "findings")):
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Compare):
+                for c in [node.left, *node.comparators]:
+                    if isinstance(c, ast.Constant) and c.value in names:
+                        offenders.append(f"{module}:{node.lineno}")
+    assert offenders == []
