@@ -4,14 +4,14 @@ A :class:`Pair` holds a target config, a draft config and the draft's tensor spe
 exactly one thing (a config key, one tensor, the ``d2t``/``t2d`` values), writes the pair with
 :func:`recipecli.testing.builder.write_checkpoint` and runs the checker on it.
 
-Base geometry (engine-facts §1 notation), small enough that files are a few KB:
+Base geometry (the field's notation: H, nh, nkv, hd, I, V, Vd, L), small enough that files are a few KB:
 
 * target: Llama, H = 64, nh = 4, nkv = 2, I = 128, V = 640, L = 8, max_position_embeddings 2048.
 * draft (format B, SpecForge ``LlamaForCausalLMEagle3``): H = Ht = 64, nh = 4, nkv = 2, hd = 16,
   I = 128, V = 640, Vd = 128, one layer, no aux ids (k = 3), ``lm_head``, ``d2t`` and ``t2d``,
   no ``embed_tokens`` (borrowed from the target since H equals the target's).
 
-Shapes of the base draft, by hand from engine-facts §1: q [nh*hd, 2H] = [64, 128]; k/v
+Shapes of the base draft, by hand from vLLM v0.33.0 llama_eagle3.py Eagle3LlamaForCausalLM: q [nh*hd, 2H] = [64, 128]; k/v
 [nkv*hd, 2H] = [32, 128]; o [H, nh*hd] = [64, 64]; gate/up [I, H] = [128, 64]; down [64, 128];
 fc [H, k*Ht] = [64, 192]; lm_head [Vd, H] = [128, 64]; d2t [128] I64; t2d [640] BOOL.
 
@@ -41,7 +41,7 @@ MAXPOS = 2048
 
 
 def stride_map(V: int, Vd: int) -> tuple[np.ndarray, np.ndarray]:
-    """Valid offsets map keeping target ids ``s*i`` (``s = V // Vd``), engine-facts §3.4.
+    """Valid offsets map keeping target ids ``s*i`` (``s = V // Vd``), docs/check.md#vocabulary-maps.
 
     Returns:
         ``(d2t, t2d)``: int64 [Vd] offsets ``(s-1)*i`` and bool [V] with ``t2d[s*i]`` True.

@@ -95,7 +95,7 @@ def test_draft_format_detected(tmp_path, make, fmt):
 
 
 def test_draft_format_a_and_f(tmp_path):
-    # A: one-layer LlamaForCausalLM with draft_vocab_size (engine-facts §2)
+    # A: one-layer LlamaForCausalLM with draft_vocab_size (docs/check.md#draft-formats)
     p = base_pair()
     p.draft["architectures"] = ["LlamaForCausalLM"]
     assert one(_run(p, tmp_path / "a"), "draft.format").evidence["format"] == "A"
@@ -202,7 +202,7 @@ def test_tensor_missing(tmp_path):
 
 
 def test_tensor_missing_fc_norm(tmp_path):
-    # Eagle 3.1 fc_norm: k = 3 norms fc_norm.{0,1,2}.weight [Ht] required (engine-facts §1)
+    # Eagle 3.1 fc_norm: k = 3 norms fc_norm.{0,1,2}.weight [Ht] required (docs/engines/vllm.md#tensors)
     p = base_pair()
     p.draft["fc_norm"] = True
     res = _run(p, tmp_path)
@@ -227,7 +227,7 @@ def test_tensor_unexpected(tmp_path):
     res = _run(p, tmp_path)
     v = one(res, "tensor.unexpected", engine="vllm")
     t = one(res, "tensor.unexpected", engine="tokenspeed")
-    # vLLM's weights loader errors on unknown names; tokenspeed ignores them (engine-facts §4, §5)
+    # vLLM's weights loader errors on unknown names; tokenspeed ignores them (docs/engines/vllm.md, docs/engines/tokenspeed.md)
     assert (v.severity, v.tp) == ("error", None)
     assert (t.severity, t.tp) == ("warning", None)
     assert v.evidence["unexpected"] == ["midlayer.extra_proj.weight"]
@@ -237,7 +237,7 @@ def test_tensor_unexpected(tmp_path):
 
 
 def test_tensor_unexpected_twin_mask_hidden(tmp_path):
-    # mask_hidden (numel k*Ht = 3*64 = 192) is loaded by vLLM for parallel drafting (engine-facts §1)
+    # mask_hidden (numel k*Ht = 3*64 = 192) is loaded by vLLM for parallel drafting (docs/engines/vllm.md#tensors)
     p = base_pair().put("mask_hidden", "BF16", (1, 192))
     assert "tensor.unexpected" not in codes(_run(p, tmp_path))
 
@@ -304,7 +304,7 @@ def test_shape_twin_base(tmp_path):
 
 
 def _draft_h32(*, target_hidden_size: int | None, with_embed: bool) -> Pair:
-    """Draft H = 32 (nh 4, hd 8), Ht = target_hidden_size: the Llama-3.3-70B-style head (§3.10)."""
+    """Draft H = 32 (nh 4, hd 8), Ht = target_hidden_size: the Llama-3.3-70B-style head (docs/engines/vllm.md#sharing)."""
     cfg = draft_config_b(H=32, hd=8)
     cfg["intermediate_size"] = 64
     if target_hidden_size is not None:
@@ -338,7 +338,7 @@ def test_hidden_mismatch_twin(tmp_path):
 
 def test_hidden_tokenspeed_target_hidden(tmp_path):
     # H = 32 != Ht = 64 (= target hidden): vLLM serves it (fc [32, 3*64] = [32, 192] and its own
-    # embed_tokens [640, 32]); tokenspeed builds fc [H, k*H] and ignores Ht (engine-facts §5)
+    # embed_tokens [640, 32]); tokenspeed builds fc [H, k*H] and ignores Ht (docs/engines/tokenspeed.md)
     res = _run(_draft_h32(target_hidden_size=64, with_embed=True), tmp_path)
     f = one(res, "hidden.tokenspeed_target_hidden")
     assert (f.severity, f.engine, f.tp) == ("error", "tokenspeed", None)
@@ -402,7 +402,7 @@ def test_vocab_draft_larger(tmp_path):
 
 
 def test_vocab_draft_larger_twin(tmp_path):
-    # Vd == V = 640, full head [640, 64], no maps needed (d2t only when Vd != V, engine-facts §2 D)
+    # Vd == V = 640, full head [640, 64], no maps needed (d2t only when Vd != V, docs/check.md#draft-formats)
     p = base_pair(Vd=640).drop("d2t", "t2d")
     res = _run(p, tmp_path)
     assert "vocab.draft_larger" not in codes(res)
@@ -410,7 +410,7 @@ def test_vocab_draft_larger_twin(tmp_path):
 
 
 def test_vocab_d2t_missing(tmp_path):
-    # Vd 128 < V 640 and no d2t: vLLM maps draft ids onto 0..127 (engine-facts §3.4)
+    # Vd 128 < V 640 and no d2t: vLLM maps draft ids onto 0..127 (docs/check.md#vocabulary-maps)
     p = base_pair().drop("d2t")
     res = _run(p, tmp_path)
     # vLLM llama_eagle3.py: draft_id_to_target_id allocated as zeros (Vd != V) and never loaded;
@@ -493,7 +493,7 @@ def test_vocab_d2t_absolute(tmp_path):
 
 
 def test_vocab_d2t_identity_extra(tmp_path):
-    # all-zero d2t means identity: valid only when Vd == V (engine-facts §3.4)
+    # all-zero d2t means identity: valid only when Vd == V (docs/check.md#vocabulary-maps)
     p = base_pair().set_d2t(np.zeros(128, dtype=np.int64)).drop("t2d")
     f = one(_run(p, tmp_path), "vocab.d2t_identity")
     assert (f.severity, f.engine) == ("error", "any")
@@ -537,7 +537,7 @@ def test_vocab_t2d_invalid_length(tmp_path):
 
 
 def test_vocab_t2d_twin_absent(tmp_path):
-    # ModelOpt writes d2t but never t2d (engine-facts §2 C): absence is fine
+    # ModelOpt writes d2t but never t2d (docs/check.md#draft-formats): absence is fine
     assert "vocab.t2d_invalid" not in codes(_run(base_pair().drop("t2d"), tmp_path))
 
 
@@ -545,8 +545,8 @@ def test_vocab_t2d_twin_absent(tmp_path):
 
 
 def test_lm_head_missing_vllm_reduced_vocab(tmp_path):
-    # Vd 128 < V 640 and no lm_head: vLLM cannot borrow the [640, 64] target head (§3.6, §4);
-    # tokenspeed also not (draft_vocab_size is set, §5 step 4)
+    # Vd 128 < V 640 and no lm_head: vLLM cannot borrow the [640, 64] target head (docs/engines/tokenspeed.md#tensors, docs/engines/vllm.md);
+    # tokenspeed also not (draft_vocab_size is set, docs/engines/tokenspeed.md step 4)
     res = _run(base_pair().drop("lm_head.weight"), tmp_path)
     v = one(res, "lm_head.missing", engine="vllm")
     assert (v.severity, v.tp) == ("error", None)
@@ -761,7 +761,7 @@ def test_norm_residual_unsupported_twin(tmp_path):
 
 
 def test_norm_residual_default(tmp_path):
-    # speculators config without the key: vLLM's update_eagle3 assumes true (engine-facts §3.2)
+    # speculators config without the key: vLLM's update_eagle3 assumes true (docs/engines/vllm.md#config)
     p = base_pair_d()
     del p.draft["norm_before_residual"]
     f = one(_run(p, tmp_path), "norm.residual_default")
@@ -879,7 +879,7 @@ def test_tp_heads_indivisible_twin(tmp_path):
 
 
 def test_draft_tp_invalid(tmp_path):
-    # vLLM draft_tensor_parallel_size must be 1 or the target TP (engine-facts §4):
+    # vLLM draft_tensor_parallel_size must be 1 or the target TP (docs/engines/vllm.md):
     # draft TP 2 is invalid at TP 1 and TP 4, valid at TP 2
     res = _run(base_pair(), tmp_path, tps=(1, 2, 4), draft_tp=2)
     got = find(res, "draft_tp.invalid")
@@ -903,7 +903,7 @@ def test_draft_tp_invalid_twin(tmp_path):
 def test_embed_share_error(tmp_path):
     # draft vocab_size 768 vs target 640, tokenspeed TP 2: target embed per rank
     # [pad64(640)/2, 64] = [320, 64]; draft sharded [pad64(768)/2, 64] = [384, 64], replicated
-    # [768, 64]: equal to neither -> set_embed_and_head raises (engine-facts §5 step 2)
+    # [768, 64]: equal to neither -> set_embed_and_head raises (docs/engines/tokenspeed.md 2)
     p = base_pair()
     p.draft["vocab_size"] = 768
     res = _run(p, tmp_path, tps=(2,))

@@ -1,8 +1,13 @@
 """`check` on full-size sparse checkpoints built from the real fixture configs.
 
 Every expected verdict below was worked out by hand from the fixture configs and the engines' code
-(vLLM v0.33.0, lightseekorg/tokenspeed@f4d8ec6e: file and function named in the comments); the
-arithmetic is in the comments. pad64(v) = ceil(v / 64) * 64.
+(vLLM v0.33.0, lightseekorg/tokenspeed@f4d8ec6e, SGLang v0.5.23: file and function named in the
+comments); the arithmetic is in the comments. pad64(v) = ceil(v / 64) * 64.
+
+SGLang (python/sglang/srt/speculative/eagle_worker_v2.py EagleDraftWorker.__init__ builds the draft
+with the target's context length; configs/model_config.py ModelConfig._derive_context_length
+raises when it exceeds the draft's derived one, SGLang PR #9388) refuses every draft here whose
+max_position_embeddings is below the target's: that is ``("maxpos.short", "sglang")``.
 """
 
 from __future__ import annotations
@@ -69,7 +74,9 @@ def test_llama8b_with_eagle3_trainer_draft(targets, tmp_path_factory):
     res = run_check(targets["llama8b"], draft, tps=TPS)
     assert res.draft.format == "A"
     # tokenspeed get_config: 'LlamaForCausalLM' + 'NextN', which registry.py does not register
-    assert codes(res, "error") == {("draft.arch_name", "tokenspeed")}
+    # SGLang model_config.py _config_draft_model keeps 'LlamaForCausalLM', registered as the
+    # target class, not an EAGLE3 draft (models/registry.py) -> draft.arch_name too
+    assert codes(res, "error") == {("draft.arch_name", "tokenspeed"), ("draft.arch_name", "sglang")}
     assert codes(res, "warning") == set()
     # no ids: both engines capture the default (2, L//2, L-3), which EAGLE trained this release on
     aux = next(f for f in res.findings if f.code == "aux.default" and f.engine == "vllm")
@@ -91,7 +98,8 @@ def test_llama8b_with_specforge_draft(targets, tmp_path_factory):
     draft = _draft(tmp_path_factory, "sgl-project-SpecForge-template__llama3-8B-eagle3", V=128256)
     res = run_check(targets["llama8b"], draft, tps=TPS)
     assert res.draft.format == "B"
-    assert codes(res, "error") == set()
+    # draft max_position_embeddings 2048 < the target's 131072: SGLang refuses to start
+    assert codes(res, "error") == {("maxpos.short", "sglang")}
     assert ("draft.arch_name", "tokenspeed") not in codes(res)  # LlamaForCausalLMEagle3
     assert res.ready_tps("tokenspeed") == [1, 2, 4, 8]
 
@@ -118,13 +126,19 @@ def test_qwen3_30b_a3b(targets, tmp_path_factory, template, fc_norm):
     res = run_check(targets["qwen3_30b"], draft, tps=TPS)
     assert res.draft.fc_norm is fc_norm
     # tokenspeed qwen3_moe.py Qwen3MoeModel.forward ends `return hidden_states, None`
-    assert codes(res, "error") == {("target.no_aux_capture", "tokenspeed")}
+    # SGLang: 2048 < 40960 refuses to start (maxpos.short error)
+    assert codes(res, "error") == {
+        ("target.no_aux_capture", "tokenspeed"),
+        ("maxpos.short", "sglang"),
+    }
     assert ("maxpos.short", "tokenspeed") in codes(res, "warning")  # 2048 < 40960
     assert res.ready_tps("tokenspeed") == []
     assert res.ready_tps("vllm") == [1, 2, 4, 8]
     if fc_norm:
         info = next(f for f in res.findings if f.code == "norm.output_meaning")
-        assert info.evidence["meaning"] == "norm-before-head"  # SpecForge meaning (§3.3)
+        assert (
+            info.evidence["meaning"] == "norm-before-head"
+        )  # SpecForge meaning (docs/check.md#norm-flags)
 
 
 def test_gpt_oss_120b(targets, tmp_path_factory):
@@ -137,13 +151,19 @@ def test_gpt_oss_120b(targets, tmp_path_factory):
         tmp_path_factory, "sgl-project-SpecForge-template__gpt-oss-120B-eagle3", V=201088
     )
     res = run_check(targets["gptoss"], draft, tps=TPS)
-    assert codes(res, "error") == {("aux.default", "vllm")}
+    # SGLang: draft maxpos 4096 < gpt-oss's 131072 -> refuses to start. Its gpt_oss.py
+    # GptOssForCausalLM.set_eagle3_layers_to_capture adds 1 (max id 33 != L = 36) -> [2, 18, 34]
+    assert codes(res, "error") == {("aux.default", "vllm"), ("maxpos.short", "sglang")}
     conv = next(f for f in res.findings if f.code == "aux.convention")
-    assert conv.evidence["captured"] == {"vllm": [2, 18, 33], "tokenspeed": [2, 18, 34]}
+    assert conv.evidence["captured"] == {
+        "vllm": [2, 18, 33],
+        "tokenspeed": [2, 18, 34],
+        "sglang": [2, 18, 34],
+    }
     assert conv.evidence["trained_on"] == [2, 18, 34]
     assert conv.evidence["differs"] == ["vllm"]
     assert res.ready_tps("tokenspeed") == [1, 2, 4, 8]
-    # pad64(201088) = 201088 (3142 * 64); TP4 → 50272 rows (engine-facts §4 example)
+    # pad64(201088) = 201088 (3142 * 64); TP4 → 50272 rows (docs/engines/vllm.md)
     assert sharing(res, "vllm")[4].target_shape == (50272, 2880)
 
 
@@ -194,7 +214,9 @@ def test_minimax_m3_nvfp4_wrapper(targets, tmp_path_factory):
     draft = _draft(tmp_path_factory, M3_DRAFT, V=200064, fc_norm=True, with_lm_head=False)
     res = run_check(targets["m3_nvfp4"], draft, tps=TPS)
     assert res.target.wrapper == "text_config" and res.target.H == 6144 and res.target.V == 200064
-    assert codes(res, "error") == set()
+    # SGLang llama_eagle3.py LlamaForCausalLMEagle3.__init__ reads config.draft_vocab_size as an
+    # attribute: absent -> AttributeError at start-up
+    assert codes(res, "error") == {("config.draft_vocab_size_absent", "sglang")}
     ts, vl = sharing(res, "tokenspeed"), sharing(res, "vllm")
     # tokenspeed keeps MiniMax-M3's embedding replicated: [200064, 6144] on every rank.
     assert ts[1].verdict == "share"  # sharded draft at TP1 == replicated
@@ -211,7 +233,15 @@ def test_minimax_m3_nvfp4_wrapper(targets, tmp_path_factory):
     # Explicit top-level ids of a format-B draft are layer outputs: trained on [3, 31, 58];
     # tokenspeed captures ids + 1 = [3, 31, 58], vLLM takes them as-is = [2, 30, 57].
     conv = next(f for f in res.findings if f.code == "aux.convention")
-    assert conv.evidence["captured"] == {"vllm": [2, 30, 57], "tokenspeed": [3, 31, 58]}
+    # SGLang reads only eagle_config's ids (spec_aux_hidden_state.py
+    # _resolve_eagle_aux_hidden_state): none -> minimax_m3_vl.py
+    # MiniMaxM3SparseForConditionalGeneration.set_eagle3_layers_to_capture shifts the default
+    # (2, 30, 57) by 1 too -> [3, 31, 58], which is what this draft was trained on.
+    assert conv.evidence["captured"] == {
+        "vllm": [2, 30, 57],
+        "tokenspeed": [3, 31, 58],
+        "sglang": [3, 31, 58],
+    }
     assert conv.evidence["differs"] == ["vllm"]
     assert ("aux.mismatch", "vllm") in codes(res, "warning")
 
@@ -226,7 +256,19 @@ def test_check_cli_json_on_snapshots(targets, tmp_path_factory, tmp_path):
             capture_output=True,
         )
     proc = subprocess.run(
-        [sys.executable, "-m", "recipecli", "check", str(snap_t), str(snap_d), "--json"],
+        # serving length 2048 = the draft's max_position_embeddings: SGLang starts (its draft
+        # worker gets the serving length, configs/model_config.py _derive_context_length)
+        [
+            sys.executable,
+            "-m",
+            "recipecli",
+            "check",
+            str(snap_t),
+            str(snap_d),
+            "--json",
+            "--max-model-len",
+            "2048",
+        ],
         capture_output=True,
         text=True,
     )

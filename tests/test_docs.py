@@ -1,5 +1,5 @@
 """docs: deterministic pages, --check, models-page layout (tokenspeed docs/recipes/models.md,
-engine-facts §5), per-recipe pages, offline check section, bad input."""
+docs/engines/tokenspeed.md), per-recipe pages, offline check section, bad input."""
 
 from __future__ import annotations
 
@@ -316,7 +316,7 @@ def test_models_page_bash_blocks_round_trip_to_render_argv(pages):
 
 
 def test_models_page_tokenspeed_minimax_matches_seed_004(pages):
-    # engine-facts §5: seed 004's command, without --disable-prefill-graph, overrides flat.
+    # docs/engines/tokenspeed.md: lightseekorg/tokenspeed PR #837's command, without --disable-prefill-graph, overrides flat.
     (block,) = bash_blocks(section(pages["models-tokenspeed.md"], "## MiniMax-M3"))
     assert block.startswith(
         "tokenspeed serve nvidia/MiniMax-M3-NVFP4 \\\n  --tensor-parallel-size 4 \\\n"
@@ -466,7 +466,7 @@ def test_results_section_from_bench_json(tmp_path):
     data = dict(load_recipe("minimax-m3-eagle3").data)
     data["results"] = [
         {
-            "title": "Fused EAGLE3 layer-0 RMSNorm (seed 000)",
+            "title": "Fused EAGLE3 layer-0 RMSNorm (vLLM PR #47391)",
             "engine": "vllm",
             "hardware": "mi355x",
             "baseline": str(examples / "baseline.json"),
@@ -477,13 +477,13 @@ def test_results_section_from_bench_json(tmp_path):
     ]
     recipe = Recipe(data=data, path=str(tmp_path / "m3.yaml"))
     (res,) = results_sections(recipe, "vllm")
-    assert res["title"] == "Fused EAGLE3 layer-0 RMSNorm (seed 000)"
-    # seed 000's table: +64.10% output throughput per GPU, 37.03% lower TPOT
+    assert res["title"] == "Fused EAGLE3 layer-0 RMSNorm (vLLM PR #47391)"
+    # vLLM PR #47391's table: +64.10% output throughput per GPU, 37.03% lower TPOT
     assert "| Output throughput / GPU | 212.514 tok/s | 348.736 tok/s | +64.10% |" in res["table"]
     assert "37.03% lower" in res["table"]
     assert results_sections(recipe, "tokenspeed") == []
     page = recipe_page(recipe, ("vllm",), out_dir=tmp_path, checkpoints="none")
-    assert "## Measured results\n\n### Fused EAGLE3 layer-0 RMSNorm (seed 000)\n" in page
+    assert "## Measured results\n\n### Fused EAGLE3 layer-0 RMSNorm (vLLM PR #47391)\n" in page
     assert "2.56% higher" in page
 
 

@@ -21,7 +21,7 @@ def dtypes(specs):
 
 def test_llama31_8b_draft_matches_engine_facts_worked_example(fixture_config):
     # SafeAILab traineagle3 config: H=4096, nh=32, nkv=8, no head_dim -> hd=4096/32=128,
-    # I=14336, V=128256, Vd=32000, torch_dtype float16 (engine-facts §1 worked example).
+    # I=14336, V=128256, Vd=32000, torch_dtype float16 (docs/engines/vllm.md#tensors example).
     d2t, t2d = valid_vocab_map(128256, 32000, seed=1)
     specs = draft_specs(fixture_config("SafeAILab__EAGLE3-traineagle3-config"), d2t=d2t, t2d=t2d)
     s = shapes(specs)
