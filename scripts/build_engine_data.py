@@ -7,12 +7,16 @@ parses source files with :mod:`ast` (no import of the package, no GPU).
 Usage::
 
     # transformers config-class defaults (the values an engine gets for a key a config lacks)
-    pip download transformers==5.20.0 --no-deps -d /tmp/dl
-    python scripts/build_engine_data.py transformers /tmp/dl/transformers-5.20.0-py3-none-any.whl
+    pip download transformers==5.20.2 --no-deps -d /tmp/dl
+    python scripts/build_engine_data.py transformers /tmp/dl/transformers-5.20.2-py3-none-any.whl
 
     # vLLM registry: EAGLE3 draft architectures and the targets that implement SupportsEagle3
     pip download vllm==0.33.0 --no-deps -d /tmp/dl
     python scripts/build_engine_data.py vllm /tmp/dl/vllm-0.33.0-cp38-abi3-manylinux_2_28_x86_64.whl
+
+    # SGLang registry: EntryClass exports, which targets capture aux states and how
+    pip download sglang==0.5.23 --no-deps -d /tmp/dl
+    python scripts/build_engine_data.py sglang /tmp/dl/sglang-0.5.23-cp311-cp311-manylinux_2_34_x86_64.whl
 
     # tokenspeed registry (a git directory of lightseekorg/tokenspeed; the commit is recorded)
     python scripts/build_engine_data.py tokenspeed /path/to/tokenspeed.git [--commit SHA]
@@ -181,7 +185,7 @@ def write(name: str, data: dict[str, object], *, compact: bool = False) -> Path:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("what", choices=["transformers", "vllm", "tokenspeed"])
+    ap.add_argument("what", choices=["transformers", "vllm", "tokenspeed", "sglang"])
     ap.add_argument("source", type=Path, help="wheel, folder or git directory")
     ap.add_argument("--commit", default=None, help="git commit (tokenspeed)")
     args = ap.parse_args(argv)
@@ -199,6 +203,12 @@ def main(argv: list[str] | None = None) -> int:
             zipfile.ZipFile(args.source).extractall(tmp)
             data = vllm_registry(Path(tmp), version.group(1) if version else "unknown")
         path = write(f"vllm-{data['version']}.json", data)
+    elif args.what == "sglang":
+        from engine_data_sglang import sglang_registry
+
+        version = re.search(r"sglang-([0-9][^-]*)-", args.source.name)
+        data = sglang_registry(tree, version.group(1) if version else "unknown")
+        path = write(f"sglang-{data['version']}.json", data)
     else:
         from engine_data_tokenspeed import tokenspeed_registry
 

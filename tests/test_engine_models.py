@@ -50,7 +50,7 @@ def test_missing_hidden_size_takes_the_llama_default(tmp_path):
 def test_null_num_attention_heads_is_refused_by_the_strict_config_class(tmp_path):
     # transformers configuration_llama.py: `@strict class LlamaConfig`, `num_attention_heads: int
     # = 32` (not Optional): huggingface_hub's strict dataclass raises for None
-    # (StrictDataclassFieldValidationError) in 5.20.0 (vLLM) and 5.12.0 (tokenspeed) alike
+    # (StrictDataclassFieldValidationError) in 5.20.2 (vLLM) and 5.12.0 (tokenspeed) alike
     p = base_pair()
     p.draft["num_attention_heads"] = None
     res = p.run(tmp_path)
@@ -94,7 +94,7 @@ def test_missing_num_hidden_layers_is_32_on_tokenspeed(tmp_path):
 
 def test_qwen3_draft_head_dim_default_is_tokenspeeds_own(tmp_path):
     # tokenspeed get_config builds its own Qwen3Config for model_type qwen3 (configs/qwen3_config.py:
-    # head_dim 128); vLLM takes transformers 5.20.0 Qwen3Config (head_dim 128 too)
+    # head_dim 128); vLLM takes transformers 5.20.2 Qwen3Config (head_dim 128 too)
     p = base_pair()
     p.draft["model_type"] = "qwen3"
     del p.draft["head_dim"]

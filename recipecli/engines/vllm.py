@@ -45,7 +45,7 @@ VERSION = "v0.33.0"
 REPO = "vllm-project/vllm"
 DATA = "vllm-0.33.0.json"
 #: transformers release the conformance environment pins beside vLLM 0.33.0 (it asks >=5.16.1,<5.21)
-TRANSFORMERS = "5.20.0"
+TRANSFORMERS = "5.20.2"
 
 
 def src(file: str, function: str, *refs: str) -> Source:
