@@ -142,7 +142,7 @@ def _data_section(model: EngineModel) -> list[str]:
             mark = "yes" if t[capture_key] else "**no**"
             if extra:
                 mark += f" ({', '.join(extra)})"
-            lines.append(f"| `{arch}` | {mark} | `{t['evidence']}` |")
+            lines.append(f"| `{arch}` | {mark} | `{t.get('evidence', '')}` |")
     lines.append("")
     return lines
 
