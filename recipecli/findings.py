@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 Severity = Literal["error", "warning", "info"]
-Engine = Literal["vllm", "tokenspeed", "any"]
+Engine = Literal["vllm", "tokenspeed", "sglang", "any"]
 SEVERITIES: tuple[str, ...] = ("error", "warning", "info")
 
 
@@ -23,7 +23,7 @@ class Finding:
     Attributes:
         code: stable dotted code, e.g. ``vocab.d2t_missing``.
         severity: ``error`` (will not load or drafts wrongly), ``warning``, or ``info``.
-        engine: ``vllm``, ``tokenspeed`` or ``any``.
+        engine: ``vllm``, ``tokenspeed``, ``sglang`` or ``any``.
         message: one line that says what is wrong and what to change.
         tp: tensor-parallel size when the verdict depends on it, else None.
         evidence: the numbers behind the verdict (expected vs found, shapes, ids).

@@ -3,7 +3,7 @@
 Each test builds a tiny target/draft pair (tests/checkpairs.py: target H 64, nh 4, nkv 2, V 640,
 L 8; draft format B, H = Ht = 64, hd 16, I 128, Vd 128, d2t keeps target ids 5*i), mutates ONE
 thing, and asserts code, severity, engine, tp and the evidence worked out by hand from the engines'
-code (vLLM v0.33.0, lightseekorg/tokenspeed@f4d8ec6e; file and function in comments, arithmetic too). Each has a passing twin that differs
+code (vLLM v0.33.0, lightseekorg/tokenspeed@f4d8ec6e, SGLang v0.5.23; file and function in comments, arithmetic too). Each has a passing twin that differs
 minimally and does not trigger the code.
 """
 
@@ -47,10 +47,11 @@ def _run(pair: Pair, tmp_path: Path, **kw):
 def test_base_pair_has_no_errors_and_shares(tmp_path):
     res = _run(base_pair(), tmp_path)
     assert errors(res) == []
-    # no aux ids: both engines warn with their default (2, L//2, L-3) = (2, 4, 5) for L = 8
+    # no aux ids: every engine warns with its default (2, L//2, L-3) = (2, 4, 5) for L = 8
     assert {(f.code, f.engine) for f in res.findings if f.severity == "warning"} == {
         ("aux.default", "vllm"),
         ("aux.default", "tokenspeed"),
+        ("aux.default", "sglang"),
     }
     assert res.ready_tps("vllm") == [1, 2, 4]
     assert res.ready_tps("tokenspeed") == [1, 2, 4]
@@ -157,7 +158,11 @@ def test_draft_arch_name(tmp_path):
     p = base_pair()
     p.draft["architectures"] = ["LlamaForCausalLM"]  # format A: no "Eagle" in the name
     res = _run(p, tmp_path)
-    f = one(res, "draft.arch_name")
+    f = one(res, "draft.arch_name", engine="tokenspeed")
+    # SGLang configs/model_config.py _config_draft_model keeps the name; models/registry.py
+    # registers LlamaForCausalLM as a target class, not an EAGLE3 draft
+    sg = one(res, "draft.arch_name", engine="sglang")
+    assert sg.evidence == {"architecture": "LlamaForCausalLM", "looked_up": "LlamaForCausalLM"}
     # tokenspeed hf_transformers_utils.py get_config appends "NextN" to a draft architecture with
     # none of NextN/Eagle/DFlash/DSpark; registry.py registers no LlamaForCausalLMNextN -> load fails
     assert (f.severity, f.engine, f.tp) == ("error", "tokenspeed", None)
@@ -361,8 +366,11 @@ def test_embed_width_mismatch(tmp_path):
     # vLLM's V2 runner (eagle/utils.py maybe_share_target_embed) shares the 64-wide target
     # embedding into the 32-wide draft; tokenspeed shares nothing (target_hidden_size != H) and
     # already refuses the draft (hidden.tokenspeed_target_hidden)
-    f = one(res, "embed.width_mismatch")
+    f = one(res, "embed.width_mismatch", engine="vllm")
     assert (f.severity, f.engine, f.tp) == ("error", "vllm", None)
+    # SGLang models/llama.py LlamaForCausalLM.set_embed returns early (target_hidden_size 64 !=
+    # hidden_size 32): the draft keeps its own embedding, which it does not ship
+    assert one(res, "embed.width_mismatch", engine="sglang").severity == "error"
     assert f.evidence == {"H": 32, "target_hidden": 64}
     row = next(r for r in res.embed_sharing if r.engine == "vllm" and r.tp == 1)
     assert row.verdict == "error"
@@ -560,9 +568,12 @@ def test_lm_head_missing_tokenspeed_only(tmp_path):
     # shares the head only when draft_vocab_size is absent -> random head there
     p = base_pair(Vd=640).drop("lm_head.weight", "d2t", "t2d")
     res = _run(p, tmp_path)
-    f = one(res, "lm_head.missing")
+    f = one(res, "lm_head.missing", engine="tokenspeed")
     assert (f.severity, f.engine, f.tp) == ("error", "tokenspeed", None)
     assert f.evidence == {"Vd": 640}
+    # SGLang llama_eagle3.py LlamaForCausalLMEagle3.__init__ borrows the head only for a null
+    # draft_vocab_size: the same uninitialised head
+    assert one(res, "lm_head.missing", engine="sglang").evidence == {"Vd": 640}
     assert res.ready_tps("vllm") == [1, 2, 4]
 
 
@@ -574,7 +585,11 @@ def test_lm_head_missing_twin(tmp_path):
     assert "lm_head.missing" not in codes(res)
     row = next(r for r in res.embed_sharing if r.engine == "tokenspeed" and r.tp == 2)
     assert row.head_verdict == "share"
-    assert errors(res) == []
+    # SGLang reads config.draft_vocab_size as an attribute (llama_eagle3.py
+    # LlamaForCausalLMEagle3.__init__): a config without the key fails at start-up
+    assert [(f.code, f.engine) for f in errors(res)] == [
+        ("config.draft_vocab_size_absent", "sglang")
+    ]
 
 
 def test_tie_reduced_vocab(tmp_path):
@@ -662,7 +677,13 @@ def test_aux_count_twin(tmp_path):
     p = base_pair().reshape("fc.weight", (64, 256))
     p.draft["eagle_aux_hidden_state_layer_ids"] = [1, 2, 4, 5]
     p.draft["num_aux_hidden_states"] = 4
-    assert "aux.count" not in codes(_run(p, tmp_path))
+    res = _run(p, tmp_path)
+    assert not find(res, "aux.count", engine="vllm") and not find(
+        res, "aux.count", engine="tokenspeed"
+    )
+    # SGLang sizes fc for num_aux_hidden_states = 4 but never reads top-level ids
+    # (spec_aux_hidden_state.py _resolve_eagle_aux_hidden_state): the default 3 states
+    assert one(res, "aux.count", engine="sglang").evidence == {"captured": [2, 4, 5], "k": 4}
 
 
 def test_aux_count_nested_ids(tmp_path):
@@ -707,7 +728,10 @@ def test_aux_default_original_release_is_info(tmp_path):
 def test_aux_default_twin(tmp_path):
     p = base_pair()
     p.draft["eagle_aux_hidden_state_layer_ids"] = [1, 3, 5]
-    assert "aux.default" not in codes(_run(p, tmp_path))
+    res = _run(p, tmp_path)
+    assert {f.engine for f in find(res, "aux.default")} == {"sglang"}
+    # SGLang ignores the top-level ids; format B [1, 3, 5] was trained on [2, 4, 6] != [2, 4, 5]
+    assert one(res, "aux.default", engine="sglang").severity == "error"
 
 
 def test_aux_convention_layer_output_format(tmp_path):
@@ -719,9 +743,14 @@ def test_aux_convention_layer_output_format(tmp_path):
     f = one(res, "aux.convention")
     assert (f.severity, f.engine, f.tp) == ("info", "any", None)
     assert f.evidence["ids"] == [1, 3, 5]
-    assert f.evidence["captured"] == {"vllm": [1, 3, 5], "tokenspeed": [2, 4, 6]}
+    # SGLang reads no top-level ids: the default [2, 4, 5]
+    assert f.evidence["captured"] == {
+        "vllm": [1, 3, 5],
+        "tokenspeed": [2, 4, 6],
+        "sglang": [2, 4, 5],
+    }
     assert f.evidence["trained_on"] == [2, 4, 6]
-    assert f.evidence["differs"] == ["vllm"]
+    assert f.evidence["differs"] == ["vllm", "sglang"]
     # the engine that differs says so itself
     assert one(res, "aux.mismatch", engine="vllm").severity == "warning"
     assert not find(res, "aux.mismatch", engine="tokenspeed")
@@ -748,8 +777,10 @@ def test_norm_residual_unsupported(tmp_path):
     p = base_pair()
     p.draft["norm_before_residual"] = True
     res = _run(p, tmp_path)
-    f = one(res, "norm.residual_unsupported")
+    f = one(res, "norm.residual_unsupported", engine="tokenspeed")
     assert (f.severity, f.engine, f.tp) == ("error", "tokenspeed", None)
+    # SGLang llama_eagle3.py LlamaDecoderLayer.forward never reads it either
+    assert one(res, "norm.residual_unsupported", engine="sglang").severity == "error"
     assert f.evidence["source_key"] == "norm_before_residual"
     assert res.ready_tps("vllm") == [1, 2, 4]
 
@@ -1049,7 +1080,7 @@ def test_cli_bad_tp_exit_2(written, bad):
 
 def test_cli_bad_engine_exit_2(written):
     t, d = written(base_pair())
-    r = _cli(t, d, "--engine", "sglang")
+    r = _cli(t, d, "--engine", "trtllm")
     assert r.returncode == 2
     assert "Traceback" not in r.stderr
 

@@ -1,6 +1,6 @@
 """Engine models: each supported engine's EAGLE3 load path at a pinned version.
 
-One module per engine (``vllm``, ``tokenspeed``) defines ``MODEL``, an
+One module per engine (``vllm``, ``tokenspeed``, ``sglang``) defines ``MODEL``, an
 :class:`~recipecli.engines.base.EngineModel`. Adding an engine means adding its module (and its
 data under ``recipecli/data/engines/``) and naming it in :data:`_MODULES`; nothing outside this
 package compares engine names.
@@ -17,6 +17,7 @@ from recipecli.errors import UsageError
 _MODULES: dict[str, str] = {
     "vllm": "recipecli.engines.vllm",
     "tokenspeed": "recipecli.engines.tokenspeed",
+    "sglang": "recipecli.engines.sglang",
 }
 ENGINES: tuple[str, ...] = tuple(_MODULES)
 
