@@ -114,6 +114,7 @@ class LazyGroup(click.Group):
 @click.group(
     cls=LazyGroup,
     invoke_without_command=True,
+    subcommand_metavar="COMMAND [ARGS]...",
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 @click.version_option(__version__, prog_name="recipecli")
@@ -147,12 +148,18 @@ def hoist_global_flags(argv: list[str]) -> list[str]:
     return found + rest
 
 
+def _global_flag(argv: list[str], flag: str) -> bool:
+    """``flag`` given before any ``--`` (after it every word is an argument)."""
+    end = argv.index("--") if "--" in argv else len(argv)
+    return flag in argv[:end]
+
+
 def _debug_requested(argv: list[str]) -> bool:
-    return "--debug" in argv or os.environ.get("RECIPECLI_DEBUG") == "1"
+    return _global_flag(argv, "--debug") or os.environ.get("RECIPECLI_DEBUG") == "1"
 
 
 def _error_prefix(args: list[str]) -> str:
-    no_color = "--no-color" in args
+    no_color = _global_flag(args, "--no-color")
     return paint("recipecli: error:", "error", color_enabled(sys.stderr, no_color=no_color))
 
 

@@ -69,6 +69,7 @@ from recipecli.checkpoint.model import Checkpoint
 from recipecli.checkpoint.safetensors_header import read_file_header
 from recipecli.draft import LAYER_ROLES, DraftModel, canonical_draft
 from recipecli.errors import ConvertError, UsageError
+from recipecli.hints import HF_DOWNLOAD
 from recipecli.safe_write import (
     CONVERT_MARKER,
     check_parent,
@@ -1322,7 +1323,7 @@ def open_reader(ck: Checkpoint) -> TensorReader:
         raise ConvertError(
             f"convert needs the weights on local disk, but this is a {ck.kind} source",
             path=ck.source,
-            hint="download it first (huggingface-cli download REPO --local-dir DIR) and pass DIR",
+            hint=f"download it first ({HF_DOWNLOAD}) and pass DIR",
         )
     return TensorReader(ck)
 

@@ -47,6 +47,7 @@ from typing import Any, Literal
 
 from recipecli.errors import MissingDependencyError, ReportError, UsageError
 from recipecli.findings import Finding, Severity
+from recipecli.hints import install_hint
 from recipecli.safeio import json_loads
 
 Better = Literal["higher", "lower"]
@@ -2034,7 +2035,7 @@ def plot_png(report: Report, *, name: str = "--plot") -> bytes:
         The PNG file's bytes (deterministic for the same report).
 
     Raises:
-        MissingDependencyError: matplotlib is not installed (``pip install 'recipecli[plot]'``).
+        MissingDependencyError: matplotlib is not installed (``pip install -e ".[plot]"``).
         ReportError: no row has a relative change to draw.
     """
     try:
@@ -2043,9 +2044,7 @@ def plot_png(report: Report, *, name: str = "--plot") -> bytes:
         matplotlib.use("Agg", force=True)
         import matplotlib.pyplot as plt
     except ImportError:
-        raise MissingDependencyError(
-            "--plot needs matplotlib", hint="pip install 'recipecli[plot]'"
-        ) from None
+        raise MissingDependencyError("--plot needs matplotlib", hint=install_hint("plot")) from None
     from io import BytesIO
 
     rows = plot_rows(report)

@@ -52,7 +52,7 @@ def test_plot_without_matplotlib_exit_2_with_hint(capsys, tmp_path, monkeypatch)
     png = tmp_path / "ab.png"
     code, _, err = run_cli(capsys, a, b, "--plot", str(png))
     assert code == 2
-    assert "--plot needs matplotlib" in err and "pip install 'recipecli[plot]'" in err
+    assert "--plot needs matplotlib" in err and 'pip install -e ".[plot]"' in err
     assert not png.exists()
 
 

@@ -107,7 +107,8 @@ def _input_list(
     "--plot",
     type=click.Path(dir_okay=False),
     default=None,
-    help="Also write a PNG bar chart of the relative changes (needs recipecli[plot]).",
+    help="Also write a PNG bar chart of the relative changes (needs the plot extra: "
+    'pip install -e ".[plot]").',
 )
 @click.option("--labels", default=None, help="Column names for A and B, e.g. 'Baseline,This PR'.")
 @click.option(
