@@ -22,6 +22,7 @@ from recipecli.checkpoint.model import Checkpoint, SourceKind, TensorInfo
 from recipecli.checkpoint.safetensors_header import IO_STATS, read_file_columns
 from recipecli.configcheck import validate_config_types
 from recipecli.errors import CheckpointFormatError, MissingDependencyError, SourceError
+from recipecli.hints import install_hint
 from recipecli.safeio import loads_json, open_regular, pread_exact, read_regular, stat_regular
 
 #: Largest config.json read (configs are a few KB)
@@ -321,7 +322,7 @@ def _import_torch(path: Path | None = None) -> Any:
         raise MissingDependencyError(
             "reading .bin (pickle) checkpoints needs torch, which is not installed",
             path=str(path) if path is not None else None,
-            hint="pip install 'recipecli[kernels]', or convert the checkpoint to safetensors",
+            hint=f"{install_hint('kernels')}, or convert the checkpoint to safetensors",
         ) from None
     return torch
 
