@@ -10,8 +10,10 @@ is refused with a message that names the link, never the target's content.
 
 from __future__ import annotations
 
+import gc
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from itertools import repeat
 from operator import sub
 from pathlib import Path
@@ -246,24 +248,8 @@ def load_safetensors_dir(
     else:
         shards = sorted(n for n in names if n.endswith(".safetensors"))
 
-    tensors: dict[str, TensorInfo] = {}
-    shard_paths = {shard: member_path(root, shard, what="shard", roots=roots) for shard in shards}
-    # per shard: (names, absolute data offsets); the name -> offset map is built on first use
-    offsets: list[tuple[list[str], list[int]]] = []
-    for shard in shards:
-        shard_path = shard_paths[shard]
-        cols, data_start = read_file_columns(shard_path)
-        shard_names = cols.names
-        misplaced = weight_map is not None and list(map(weight_map.get, shard_names)) != [
-            shard
-        ] * len(shard_names)
-        if misplaced or not tensors.keys().isdisjoint(shard_names):
-            _raise_shard_disagreement(shard_names, shard, shard_path, weight_map, tensors)
-        nbytes = list(map(sub, cols.ends, cols.begins))
-        infos = map(TensorInfo, shard_names, cols.dtypes, cols.shapes, nbytes, repeat(shard))
-        tensors.update(zip(shard_names, infos, strict=True))
-        offsets.append((shard_names, [data_start + b for b in cols.begins]))
-        del cols, nbytes
+    with _gc_paused():
+        tensors, offsets, shard_paths = _read_shards(root, shards, weight_map, roots)
     # every tensor read is in the index (checked above), so one is missing iff the counts differ
     if weight_map is not None and len(tensors) != len(weight_map):
         check_index_covered(root, weight_map, tensors)
@@ -296,6 +282,52 @@ def load_safetensors_dir(
         revision=revision,
         read_raw=read_raw,
     )
+
+
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector while millions of tuples are built (none of them can
+    form a cycle): its full collections cost ~25 % of a 1.5-million-tensor load."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _read_shards(
+    root: Path, shards: list[str], weight_map: dict[str, str] | None, roots: tuple[str, ...]
+) -> tuple[dict[str, TensorInfo], list[tuple[list[str], list[int]]], dict[str, str]]:
+    """Read every shard's header: (tensors, per-shard names and absolute offsets, shard paths).
+
+    Raises:
+        CheckpointFormatError: a bad header, or a tensor the index misplaces or two shards hold.
+    """
+    tensors: dict[str, TensorInfo] = {}
+    shard_paths = {
+        shard: member_path(root, shard, what="safetensors file", roots=roots) for shard in shards
+    }
+    # per shard: (names, absolute data offsets); the name -> offset map is built on first use
+    offsets: list[tuple[list[str], list[int]]] = []
+    for shard in shards:
+        shard_path = shard_paths[shard]
+        cols, data_start = read_file_columns(shard_path)
+        shard_names = cols.names
+        misplaced = weight_map is not None and list(map(weight_map.get, shard_names)) != [
+            shard
+        ] * len(shard_names)
+        if misplaced or not tensors.keys().isdisjoint(shard_names):
+            _raise_shard_disagreement(shard_names, shard, shard_path, weight_map, tensors)
+        nbytes = list(map(sub, cols.ends, cols.begins))
+        # tuple.__new__ straight from C: TensorInfo's own __new__ is Python (~0.4 us a call)
+        fields = zip(shard_names, cols.dtypes, cols.shapes, nbytes, repeat(shard))
+        infos = map(tuple.__new__, repeat(TensorInfo), fields)
+        tensors.update(zip(shard_names, infos, strict=True))
+        offsets.append((shard_names, [data_start + b for b in cols.begins]))
+        del cols, nbytes
+    return tensors, offsets, shard_paths
 
 
 #: torch dtype name -> safetensors dtype name

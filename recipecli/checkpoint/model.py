@@ -5,6 +5,9 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
+from itertools import compress
+from operator import itemgetter
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Literal, NamedTuple
@@ -90,6 +93,8 @@ def decode_values(raw: bytes, dtype: str, shape: tuple[int, ...], *, name: str =
 
 ValueReader = Callable[[TensorInfo], bytes]
 
+_DTYPE, _SHAPE, _NBYTES = itemgetter(1), itemgetter(2), itemgetter(3)  # TensorInfo fields
+
 
 @dataclass(frozen=True)
 class Checkpoint:
@@ -131,22 +136,35 @@ class Checkpoint:
         return self.source
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "config", MappingProxyType(dict(self.config)))
-        object.__setattr__(self, "tensors", MappingProxyType(dict(self.tensors)))
-        object.__setattr__(self, "values", MappingProxyType(dict(self.values)))
+        # A read-only copy of each mapping; a MappingProxyType is taken as is (the loaders hand
+        # over a fresh dict: copying 1.5 million tensors would cost a second and ~100 MB).
+        for name in ("config", "tensors", "values"):
+            value = getattr(self, name)
+            if not isinstance(value, MappingProxyType):
+                object.__setattr__(self, name, MappingProxyType(dict(value)))
 
     @property
     def text(self) -> TextConfig:
         """The resolved TEXT config (unwrapped from ``text_config`` etc.)."""
         return resolve_text_config(self.config)
 
-    @property
+    @cached_property
     def total_bytes(self) -> int:
-        return sum(t.nbytes for t in self.tensors.values())
+        """Bytes of all tensors (from the headers)."""
+        return sum(map(_NBYTES, self.tensors.values()))
 
-    @property
+    @cached_property
     def total_params(self) -> int:
-        return sum(t.numel for t in self.tensors.values())
+        """Elements of all tensors (the product of each shape, summed)."""
+        return sum(map(math.prod, map(_SHAPE, self.tensors.values())))
+
+    def bytes_by_dtype(self) -> dict[str, int]:
+        """Tensor bytes per dtype, largest first (ties in order of first appearance)."""
+        infos = self.tensors.values()
+        dtypes = list(map(_DTYPE, infos))
+        nbytes = list(map(_NBYTES, infos))
+        totals = {d: sum(compress(nbytes, map(d.__eq__, dtypes))) for d in dict.fromkeys(dtypes)}
+        return dict(sorted(totals.items(), key=lambda kv: -kv[1]))
 
     def has_values(self, name: str) -> bool:
         """True when :meth:`read_tensor` can return the values of ``name``."""
