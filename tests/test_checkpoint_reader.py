@@ -1,4 +1,4 @@
-"""The checkpoint reader on bad inputs (issue 2, "Validate while reading") and on the good paths.
+"""The checkpoint reader on bad inputs (validated while reading) and on the good paths.
 
 Every bad input is checked twice: the library raises ``CheckpointFormatError`` naming the file,
 and ``python -m recipecli inspect DIR`` exits 2 with exactly one stderr line naming the file and
