@@ -288,7 +288,7 @@ def build_cases() -> list[Case]:
         var("no-d2t", "draft_vocab_size 32000 < V but no d2t/t2d", d2t=None, t2d=None),
         var(
             "d2t-without-draft_vocab_size",
-            "no draft_vocab_size (Vd = V) but a d2t tensor",
+            "no draft_vocab_size (vLLM takes Vd = V) with a 32000-row lm_head and d2t",
             drop("draft_vocab_size"),
             d2t=valid_vocab_map(151936, 32000)[0],
             t2d=None,

@@ -115,13 +115,20 @@ def _init_distributed(vllm_config: Any) -> None:
 
 
 def _error(stage: str, exc: BaseException) -> dict[str, Any]:
+    """``{stage, type, message, text, where}`` of an exception vLLM raised; ``where`` is the
+    raising frame (``file:line function: source``), the message when vLLM gave none."""
     msg = str(exc).strip()
+    where = ""
+    if exc.__traceback__ is not None:
+        frame = traceback.extract_tb(exc.__traceback__)[-1]
+        where = f"{frame.filename.split('site-packages/')[-1]}:{frame.lineno} {frame.name}: {frame.line}"
+    message = " ".join(ln.strip() for ln in msg.splitlines()[:2])[:500] if msg else where
     return {
         "stage": stage,
         "type": type(exc).__name__,
-        "message": " ".join(ln.strip() for ln in msg.splitlines()[:2])[:500] if msg else "",
+        "message": message,
         "text": msg[:2000],
-        "where": traceback.extract_tb(exc.__traceback__)[-1].name if exc.__traceback__ else "",
+        "where": where,
     }
 
 
