@@ -43,6 +43,9 @@ PATH_EMPTY = "empty"
 #: Cached (plan, reasons) per tensor description: plan is a Launch, or None = reference path.
 _PLANS: dict[tuple, tuple[Any, list[str]]] = {}
 _PLANS_MAX = 4096
+#: The hot path of the common call (``out=None``, kernel eligible): flat description -> Launch.
+_FAST_DUAL: dict[tuple, Any] = {}
+_FAST_GROUPED: dict[tuple, Any] = {}
 
 _compiling = torch.compiler.is_compiling
 
@@ -59,7 +62,7 @@ def _desc(t: torch.Tensor) -> tuple:
 
 def _remember(key: tuple, value: tuple[Any, list[str]]) -> tuple[Any, list[str]]:
     if len(_PLANS) >= _PLANS_MAX:
-        _PLANS.clear()
+        clear_cache()
     _PLANS[key] = value
     return value
 
@@ -67,6 +70,12 @@ def _remember(key: tuple, value: tuple[Any, list[str]]) -> tuple[Any, list[str]]
 def clear_cache() -> None:
     """Forget every cached guard verdict and launch plan (e.g. after changing tuning tables)."""
     _PLANS.clear()
+    _FAST_DUAL.clear()
+    _FAST_GROUPED.clear()
+
+
+def _flat(t: torch.Tensor) -> tuple:
+    return (t.shape, t.stride(), t.dtype, t.device)
 
 
 def _dual_plan(a, b, w1, w2, out1, out2, o2_off: int, convention: str, key: tuple):
@@ -115,6 +124,14 @@ def dual_rmsnorm_concat(
     Raises:
         ValueError: unknown convention, or ``out`` of the wrong shape.
     """
+    if out is None and not return_path:  # the hot path: a dict lookup and a direct launch
+        plan = _FAST_DUAL.get((a.shape, a.stride(), a.dtype, a.device, b.shape, b.stride(), b.dtype,
+                               b.device, w1.shape, w1.stride(), w1.dtype, w1.device, w2.shape,
+                               w2.stride(), w2.dtype, w2.device, convention))  # fmt: skip
+        if plan is not None and not _compiling():
+            res = a.new_empty(plan.out_shape)
+            plan.dual(a, b, w1, w2, res, eps1, eps2)
+            return res
     if convention not in CONVENTION_NAMES:
         _check_convention(convention)
     if _compiling() and not return_path:
@@ -146,7 +163,10 @@ def dual_rmsnorm_concat(
             hit = _dual_plan(a, b, w1, w2, o1, o2, d1, convention, key)
         plan, reasons = hit
         if plan is not None:
-            plan((a, b, w1, w2, out, out), (eps1, eps2))
+            plan.dual(a, b, w1, w2, out, eps1, eps2)
+            if okey is None:
+                plan.out_shape = (n, d1 + d2)
+                _FAST_DUAL[(*_flat(a), *_flat(b), *_flat(w1), *_flat(w2), convention)] = plan
             return (result, PATH_TRITON, reasons) if return_path else result
         out1, out2 = out[:, :d1], out[:, d1:]
     else:
@@ -217,6 +237,16 @@ def grouped_rmsnorm(
     Raises:
         ValueError: unknown convention, or widths that are not k chunks of H.
     """
+    if out is None and not return_path and type(weights) in (list, tuple):
+        key = (x.shape, x.stride(), x.dtype, x.device, convention,
+               *[d for w in weights for d in (w.shape, w.stride(), w.dtype, w.device)])  # fmt: skip
+        plan = _FAST_GROUPED.get(key)
+        if plan is not None and not _compiling():
+            res = x.new_empty(x.shape)
+            plan((x, res, *weights), (eps,))
+            return res
+    else:
+        key = None
     if convention not in CONVENTION_NAMES:
         _check_convention(convention)
     stacked = isinstance(weights, torch.Tensor)
@@ -248,6 +278,8 @@ def grouped_rmsnorm(
     plan, reasons = hit
     if plan is not None:
         plan((x, out, ws) if stacked else (x, out, *ws), (eps,))
+        if okey is None and key is not None:
+            _FAST_GROUPED[key] = plan
         return (out, PATH_TRITON, reasons) if return_path else out
     for i in range(k):
         out[:, i * h : (i + 1) * h].copy_(
@@ -290,9 +322,11 @@ def _traceable_dual(
     K = _kernels()
     p = K.dual_plan(n, d1, d2, (a.stride(0), b.stride(0), d1 + d2, d1 + d2), d1,
                     a.element_size(), -1, convention=convention, pdl=False)  # fmt: skip
-    consts = dict(p.consts, PDL=False)
+    # out2 is addressed from out1 (O2_IN_O1): passing one buffer twice would make Inductor's
+    # functionalisation treat the two as separate mutations and keep only one of them
+    consts = dict(p.consts, PDL=False, O2_IN_O1=True)
     wrap_triton(K._dual_rmsnorm_kernel)[(p.grid0,)](
-        a, b, w1, w2, out, out, *p.static, float(eps1), float(eps2), **consts, num_warps=p.num_warps
+        a, b, w1, w2, out, b, *p.static, float(eps1), float(eps2), **consts, num_warps=p.num_warps
     )
     return out
 

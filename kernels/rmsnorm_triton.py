@@ -205,12 +205,16 @@ def _dual_rmsnorm_kernel(
     stride_a, stride_b, stride_o1, stride_o2, d1, d2, d1_f, d2_f, eps1, eps2,
     ROWS: tl.constexpr, BLOCK1: tl.constexpr, TAIL1: tl.constexpr, BLOCK2: tl.constexpr,
     TAIL2: tl.constexpr, CHUNK: tl.constexpr, HF_ORDER: tl.constexpr, RNE_BF16: tl.constexpr,
-    SEG_MAJOR: tl.constexpr, STORE_CS: tl.constexpr, PERSISTENT: tl.constexpr, PDL: tl.constexpr,
+    SEG_MAJOR: tl.constexpr, STORE_CS: tl.constexpr, PERSISTENT: tl.constexpr,
+    O2_IN_O1: tl.constexpr, PDL: tl.constexpr,
 ):  # fmt: skip
     if PDL:  # programmatic dependent launch: wait for the previous grid, let the next one start
         tl.extra.cuda.gdc_wait()
         tl.extra.cuda.gdc_launch_dependents()
-    o2_ptr += o2_off  # out2 may be given as out1's buffer plus d1 columns
+    if O2_IN_O1:  # out2 = out1's buffer + o2_off; o2_ptr is unused (torch.compile: no aliasing)
+        o2_ptr = o1_ptr + o2_off
+    else:  # out2 may be given as out1's buffer plus d1 columns
+        o2_ptr += o2_off
     if PERSISTENT:
         for t in range(tl.program_id(0), n_tiles, tl.num_programs(0)):
             _dual_tile(t, a_ptr, b_ptr, w1_ptr, w2_ptr, o1_ptr, o2_ptr, n_rows, stride_a,
@@ -349,34 +353,45 @@ def launch_config(n_rows: int, block: int, elem_bytes: int) -> tuple[int, int]:
 
 #: Exceptions to the default launch: (min N, max padded row bytes, rows per program, num_warps),
 #: first match wins. H200 sweep (``kernels/sweep_rmsnorm.py``, do_bench median, dual, bf16):
-#: H=4096 N=32768 4 rows x 16 warps 274.1 µs vs 278.5 µs for 1 x 8 (copy 259.1 µs).
-_LARGE_N_CONFIGS: tuple[tuple[int, int, int, int], ...] = ((32768, 8192, 4, 16),)
+#: H=4096 N=32768 4 rows x 16 warps 274.1 µs vs 278.5 µs for 1 x 8 (copy 259.1 µs); 4 KiB rows
+#: (H=2048) at N=32768: grouped k=3 2 x 8 97.3 % of copy vs 94.9 % for 4 x 16.
+_LARGE_N_CONFIGS: tuple[tuple[int, int, int, int], ...] = (
+    (32768, 4096, 2, 8),
+    (32768, 8192, 4, 16),
+)
 
-#: Looped two-pass reduction (:func:`_rms_loop`) from this many rows on, for rows of at least
-#: :data:`LOOP_MIN_ROW_BYTES`. H200 sweep (``kernels/sweep_rmsnorm.py``, bf16, median of 5
-#: interleaved rounds, % of a same-bytes copy, register tile -> looped): dual H=8192 N=4096
-#: graphed 92.7 -> 100.3 % (chunk 4096, 16 warps), N=65536 92.1 -> 102.0 %; H=7168 N=32768
-#: 94.6 -> 98.2-100.1 %; H=5120 N=32768 95.2 -> 100.0 % (chunk 2048, 8 warps); H=4096 N=32768
-#: 96.2 -> 101.0 % (chunk 2048, 4 warps); grouped k=4 H=8192 N=16384 93.1 -> 100.7 %.
-LOOP_MIN_ROWS = 2048
+#: Looped two-pass reduction (:func:`_rms_loop`) for rows of at least
+#: :data:`LOOP_MIN_ROW_BYTES`, from :data:`LOOP_MIN_ROWS_WIDE` rows on for widths of 8192 and
+#: more, from :data:`LOOP_MIN_ROWS` rows on below. H200 sweeps (``kernels/sweep_rmsnorm.py``,
+#: bf16, median of 5 interleaved rounds, % of a same-bytes copy, register tile -> looped): dual
+#: H=8192 N=4096 graphed 92.7 -> 100.3 % (chunk 4096, 16 warps), N=65536 92.1 -> 102.0 %;
+#: H=7168 N=32768 94.6 -> 100.1 % (chunk 2048, 8 warps, streaming stores); H=6144 N=32768
+#: 95.8 -> 99.9 %; H=5120 N=32768 95.2 -> 100.0 % (chunk 2048, 8 warps); H=4096 N=32768
+#: 96.2 -> 101.0 % (chunk 2048, 4 warps); grouped k=4 H=8192 N=16384 93.1 -> 100.7 %. At
+#: N=4096 (graphed) the register tile stays ahead below 8192 lanes (H=4096: 101.2 % against
+#: 93.8 % looped; H=5120 90.6 % looped), so those widths loop only from N=16384.
+LOOP_MIN_ROWS = 16384
+LOOP_MIN_ROWS_WIDE = 2048
 LOOP_MIN_ROW_BYTES = 8192
 
 
-def loop_config(n_rows: int, width: int, elem_bytes: int) -> tuple[int, int] | None:
-    """``(CHUNK, num_warps)`` when rows of ``width`` elements are read looped, else None.
+def loop_config(n_rows: int, width: int, elem_bytes: int) -> tuple[int, int, bool] | None:
+    """``(CHUNK, num_warps, streaming stores)`` when rows of ``width`` are read looped, else None.
 
-    Looped from :data:`LOOP_MIN_ROWS` rows of at least :data:`LOOP_MIN_ROW_BYTES` bytes: chunks
-    of 4096 lanes x 16 warps when the width is a multiple of 4096 above it (8192), 2048 x 4 for
-    a width of 4096 or less, else 2048 x 8 (5120, 6144, 7168: at most half a chunk idle). Never
-    under the CPU interpreter (which gets ``chunk`` explicitly when it should loop).
+    Chunks of 4096 lanes x 16 warps when the width is a multiple of 4096 from 8192 on, 2048 x 4
+    for a width of 4096 or less, else 2048 x 8 (5120, 6144, 7168: at most half a chunk idle),
+    with streaming stores (``.cs``) for widths above 6144 that are not a multiple of 4096 (7168).
+    Never under the CPU interpreter (which gets ``chunk`` explicitly when it should loop).
     """
-    if INTERPRETED or n_rows < LOOP_MIN_ROWS or width * elem_bytes < LOOP_MIN_ROW_BYTES:
+    if INTERPRETED or width * elem_bytes < LOOP_MIN_ROW_BYTES:
+        return None
+    if n_rows < (LOOP_MIN_ROWS_WIDE if width >= 8192 else LOOP_MIN_ROWS):
         return None
     if width > 4096 and width % 4096 == 0:
-        return 4096, 16
+        return 4096, 16, False
     if width <= 4096:
-        return 2048, 4
-    return 2048, 8
+        return 2048, 4, False
+    return 2048, 8, width > 6144
 
 
 #: Programmatic dependent launch (PDL) by default where the GPU has it (compute capability >= 9,
@@ -457,15 +472,19 @@ def _stream(device_index: int) -> int:
     return _RAW_STREAM(device_index)
 
 
+_RUNTIME_KNOBS: Any = getattr(getattr(triton, "knobs", None), "runtime", None)
+
+
 def _enter_hook() -> Any:
     """Triton's launch-enter hook when one is installed (a profiler), else None.
 
     Triton 3.6 keeps the hooks in a ``HookChain`` that is never None: it counts as installed
     only when it holds calls.
     """
-    knobs = getattr(triton, "knobs", None)
-    hook = None if knobs is None else knobs.runtime.launch_enter_hook
-    if hook is not None and getattr(hook, "calls", True) == []:
+    if _RUNTIME_KNOBS is None:
+        return None
+    hook = _RUNTIME_KNOBS.launch_enter_hook
+    if hook is not None and not getattr(hook, "calls", True):
         return None
     return hook
 
@@ -496,7 +515,7 @@ class Launch:
     """
 
     __slots__ = ("kernel", "grid0", "static", "consts", "cvals", "opts", "dev", "_compiled",
-                 "_fast", "n_pad", "pad_src", "_zeros")  # fmt: skip
+                 "_fast", "n_pad", "pad_src", "_zeros", "out_shape")  # fmt: skip
 
     def __init__(self, kernel: Any, grid0: int, static: tuple, consts: dict, num_warps: int,
                  pdl: bool, device_index: int, n_pad: int = 0, pad_src: int = 0) -> None:  # fmt: skip
@@ -507,6 +526,7 @@ class Launch:
         self._compiled: dict[tuple, tuple] = {}
         self._fast: tuple | None = None
         self.n_pad, self.pad_src, self._zeros = n_pad, pad_src, (0,) * n_pad
+        self.out_shape: tuple | None = None
 
     @property
     def num_warps(self) -> int:
@@ -526,6 +546,26 @@ class Launch:
                        *self.cvals)  # fmt: skip
                 return
         self._slow(ptrs, eps)
+
+    def dual(self, a: Any, b: Any, w1: Any, w2: Any, out: Any, eps1: float, eps2: float) -> None:
+        """The dual kernel's hot path: ``self((a, b, w1, w2, out, out), (eps1, eps2))`` with
+        out2 = out1 + d1 columns (``o2_off``), without building tuples first."""
+        fast = self._fast
+        if fast is not None:
+            pa, pb, p1, p2, po = (
+                a.data_ptr(),
+                b.data_ptr(),
+                w1.data_ptr(),
+                w2.data_ptr(),
+                out.data_ptr(),
+            )
+            if not (pa | pb | p1 | p2 | po) & 15 and _enter_hook() is None:
+                launch, function, coop, pdl, meta = fast
+                launch(self.grid0, 1, 1, _stream(self.dev), function, coop, pdl, None, None, meta,
+                       None, None, None, pa, pb, p1, p2, po, po, *self.static, eps1, eps2,
+                       *self.cvals)  # fmt: skip
+                return
+        self._slow((a, b, w1, w2, out, out), (eps1, eps2))
 
     def _slow(self, ptrs: tuple, eps: tuple) -> None:
         full = ptrs + (ptrs[self.pad_src],) * self.n_pad
@@ -570,19 +610,25 @@ class Launch:
         return (shim, function, None, None, meta)
 
 
-def _tuning(n: int, width: int, true_width: int, esize: int, rows_per_program, num_warps, chunk):
-    looped = loop_config(n, true_width, esize) if chunk is None else ((chunk, 0) if chunk else None)
+def _tuning(n: int, width: int, true_width: int, esize: int, rows_per_program, num_warps, chunk,
+            store_cs):  # fmt: skip
+    if chunk is None:
+        looped = loop_config(n, true_width, esize)
+    else:
+        looped = (chunk, 0, False) if chunk else None
     rows, warps = launch_config(n, width, esize)
+    cs = False
     if looped:
-        chunk, warps = looped[0], looped[1] or warps
-    return rows_per_program or rows, num_warps or warps, chunk or 0
+        chunk, warps, cs = looped[0], looped[1] or warps, looped[2]
+    cs = cs if store_cs is None else store_cs
+    return rows_per_program or rows, num_warps or warps, chunk or 0, bool(cs)
 
 
 def dual_plan(
     n: int, d1: int, d2: int, strides: tuple[int, int, int, int], o2_off: int, esize: int,
     device_index: int, *, convention: str = "hf", rows_per_program: int | None = None,
     num_warps: int | None = None, split: bool | None = False, seg_major: bool = True,
-    store_cs: bool = False, pdl: bool | None = None, chunk: int | None = None,
+    store_cs: bool | None = None, pdl: bool | None = None, chunk: int | None = None,
     persistent: int | None = None,
 ) -> Launch:  # fmt: skip
     """The :class:`Launch` of the dual kernel for N rows of widths d1, d2 (N >= 1).
@@ -598,13 +644,14 @@ def dual_plan(
     """
     (block1, tail1), (block2, tail2) = tiles(d1, split), tiles(d2, split)
     width = max(block1 + tail1, block2 + tail2)
-    rows, warps, chunk = _tuning(n, width, max(d1, d2), esize, rows_per_program, num_warps, chunk)
+    rows, warps, chunk, store_cs = _tuning(n, width, max(d1, d2), esize, rows_per_program, num_warps,
+                                           chunk, store_cs)  # fmt: skip
     n_tiles = triton.cdiv(n, rows) * 2
     pdl_on = _pdl_on(pdl, device_index)
     consts = {"ROWS": rows, "BLOCK1": block1, "TAIL1": tail1, "BLOCK2": block2, "TAIL2": tail2,
               "CHUNK": chunk, "HF_ORDER": CONVENTIONS[convention], "RNE_BF16": INTERPRETED,
               "SEG_MAJOR": seg_major, "STORE_CS": store_cs, "PERSISTENT": bool(persistent),
-              "PDL": pdl_on}  # fmt: skip
+              "O2_IN_O1": False, "PDL": pdl_on}  # fmt: skip
     static = (n, n_tiles, o2_off, *strides, d1, d2, float(d1), float(d2))
     return Launch(_dual_rmsnorm_kernel, _grid(n_tiles, persistent, device_index), static, consts,
                   warps, pdl_on, device_index)  # fmt: skip
@@ -614,7 +661,7 @@ def grouped_plan(
     n: int, k: int, h: int, strides: tuple[int, int], stride_w: int, stacked: bool, esize: int,
     device_index: int, *, convention: str = "hf", rows_per_program: int | None = None,
     num_warps: int | None = None, split: bool | None = False, seg_major: bool = True,
-    store_cs: bool = False, pdl: bool | None = None, chunk: int | None = None,
+    store_cs: bool | None = None, pdl: bool | None = None, chunk: int | None = None,
     persistent: int | None = None,
 ) -> Launch:  # fmt: skip
     """The :class:`Launch` of the grouped kernel for N rows of k chunks of width h (N >= 1).
@@ -629,7 +676,8 @@ def grouped_plan(
         w{k-1})`` and ``(eps,)``; the unused weight parameters are padded by the launch.
     """
     block, tail = tiles(h, split)
-    rows, warps, chunk = _tuning(n, block + tail, h, esize, rows_per_program, num_warps, chunk)
+    rows, warps, chunk, store_cs = _tuning(n, block + tail, h, esize, rows_per_program, num_warps,
+                                           chunk, store_cs)  # fmt: skip
     n_tiles = triton.cdiv(n, rows) * k
     pdl_on = _pdl_on(pdl, device_index)
     consts = {"ROWS": rows, "BLOCK": block, "TAIL": tail, "CHUNK": chunk,
@@ -670,7 +718,7 @@ def dual_rmsnorm_launch(
         tuning: benchmark overrides, all optional — ``rows_per_program``, ``num_warps`` (else
             :func:`launch_config`); ``split`` (:func:`tiles`; False, one tile, measured fastest
             on an H200); ``seg_major`` (program order, segment index fastest by default);
-            ``store_cs`` (streaming store hint ``.cs``); ``pdl`` (programmatic dependent launch,
+            ``store_cs`` (streaming store hint ``.cs``; None = :func:`loop_config`'s); ``pdl`` (programmatic dependent launch,
             None = :data:`USE_PDL` on compute capability >= 9); ``chunk`` (looped two-pass
             reduction over ``chunk`` lanes, 0 = one register tile, None = :func:`loop_config`);
             ``persistent`` (at most that many programs per SM, looping over the tiles).

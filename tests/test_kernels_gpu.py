@@ -162,19 +162,20 @@ def test_launch_variants_agree_gpu():
     ref = dual_rmsnorm_concat_ref(a.cpu(), b.cpu(), w1.cpu(), w2.cpu(), 1e-6, 1e-6)
     for rows, warps in ((1, 8), (2, 16), (4, 4)):
         outs = []
-        for kw in ({}, {"split": True}, {"seg_major": False}, {"store_cs": True},
-                   {"pdl": False}, {"persistent": 2}):  # fmt: skip
+        for kw in ({}, {"seg_major": False}, {"store_cs": True}, {"pdl": False},
+                   {"persistent": 2}):  # fmt: skip
             out = torch.empty(n, 2 * h, device="cuda", dtype=torch.bfloat16)
             K.dual_rmsnorm_launch(a, b, w1, w2, 1e-6, 1e-6, out[:, :h], out[:, h:], chunk=0,
                                   rows_per_program=rows, num_warps=warps, **kw)  # fmt: skip
             outs.append(out)
         assert all(torch.equal(outs[0], o) for o in outs[1:]), (rows, warps)
         _check(outs[0], ref, "hf", f"dual rows={rows} warps={warps}")
-    for chunk, warps in ((1024, 4), (2048, 8), (4096, 16)):
+    for kw in ({"chunk": 1024, "num_warps": 4}, {"chunk": 2048, "num_warps": 8},
+               {"chunk": 4096, "num_warps": 16}, {"chunk": 0, "split": True}):  # fmt: skip
+        # split tiles (4096 + 2048) sum in another order: checked against the reference only
         out = torch.empty(n, 2 * h, device="cuda", dtype=torch.bfloat16)
-        K.dual_rmsnorm_launch(a, b, w1, w2, 1e-6, 1e-6, out[:, :h], out[:, h:], chunk=chunk,
-                              num_warps=warps)  # fmt: skip
-        _check(out, ref, "hf", f"dual chunk={chunk} warps={warps}")
+        K.dual_rmsnorm_launch(a, b, w1, w2, 1e-6, 1e-6, out[:, :h], out[:, h:], **kw)
+        _check(out, ref, "hf", f"dual {kw}")
 
 
 def test_kernel_in_cuda_graph():
