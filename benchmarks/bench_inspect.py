@@ -32,9 +32,7 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-CONFIG = (
-    REPO / "tests" / "fixtures" / "configs" / "deepseek-ai__DeepSeek-V3" / "config.json"
-)
+CONFIG = REPO / "tests" / "fixtures" / "configs" / "deepseek-ai__DeepSeek-V3" / "config.json"
 
 INSPECT_TARGET_S = 1.5
 READ_FRACTION_TARGET = 1e-4  # 0.01 %

@@ -228,8 +228,7 @@ def render_commands(recipe: Recipe, engine: str, hw: str | None) -> list[Command
     whats = ["serve", *(w for w in ("bench", "eval") if recipe.get(w) is not None)]
     force = unsupported_reason(recipe, engine) is not None
     return [
-        command_of(render_command(recipe, engine, hardware=hw, what=w, force=force))
-        for w in whats
+        command_of(render_command(recipe, engine, hardware=hw, what=w, force=force)) for w in whats
     ]
 
 
