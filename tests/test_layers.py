@@ -81,7 +81,9 @@ def imports(path: Path, module: str) -> set[str]:
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom):
             if node.level:
-                base = pkg_parts[: len(pkg_parts) - node.level + (1 if path.name == "__init__.py" else 0)]
+                base = pkg_parts[
+                    : len(pkg_parts) - node.level + (1 if path.name == "__init__.py" else 0)
+                ]
                 name = ".".join([*base, node.module] if node.module else base)
                 found.add(name)
             elif node.module and node.module.startswith("recipecli."):
@@ -116,7 +118,11 @@ def test_imports_point_down(module, path):
                 bad.append("click")
             continue
         theirs = layer_of(target)
-        if theirs is not None and theirs > mine and (module, target.split(".")[0]) not in EXCEPTIONS:
+        if (
+            theirs is not None
+            and theirs > mine
+            and (module, target.split(".")[0]) not in EXCEPTIONS
+        ):
             bad.append(target)
     assert bad == [], f"{module} (layer {mine}) imports upward: {bad}"
 
