@@ -153,3 +153,24 @@ def test_vllm_config_yaml_matches_argv(name: str, hw: str, tmp_path: Path) -> No
         if k != "config" and via_config.get(k) != via_argv.get(k)
     }
     assert not diff, f"--config vs argv differ in vLLM's namespace: {diff}"
+
+
+def test_harness_rejects_what_vllm_rejects() -> None:
+    """The harness itself: vLLM's parser refuses an unknown flag and a bad int; an abbreviated
+    flag parses (argparse allow_abbrev) but is caught by the exact-dest check; a bad
+    speculative field is caught by SpeculativeConfig's declarations (num_speculative_tokens is
+    ``int`` with ``Gt(0)``; ``method`` a Literal; extra keys are forbidden)."""
+    assert not vllm_cli.parse(["vllm", "serve", "m", "--no-such-flag"])["accepted"]
+    assert not vllm_cli.parse(["vllm", "serve", "m", "--max-model-len", "abc"])["accepted"]
+    got = vllm_cli.parse(["vllm", "serve", "m", "--max-num-seq", "8"])
+    assert got["accepted"] and got["namespace"]["max_num_seqs"] == 8
+    assert vllm_cli.flag_dests_missing(["--max-num-seq", "8"], got["namespace"]) == [
+        "--max-num-seq"
+    ]
+    assert (
+        vllm_cli.check_speculative_fields({"method": "eagle3", "num_speculative_tokens": 3}) == []
+    )
+    bad = vllm_cli.check_speculative_fields(
+        {"method": "eagle4", "num_speculative_tokens": 0, "draft_model": "x"}
+    )
+    assert len(bad) == 3, bad
