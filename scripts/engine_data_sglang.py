@@ -200,7 +200,11 @@ def sglang_registry(tree: Any, version: str) -> dict[str, Any]:
             continue
         owner = idx.find_method(c, "set_eagle3_layers_to_capture")
         entry: dict[str, Any] = {"module": archs[arch], "captures_aux": owner is not None}
-        if owner is not None:
+        if owner is None:
+            entry["evidence"] = (
+                f"{archs[arch]} {arch}: no set_eagle3_layers_to_capture (class or bases)"
+            )
+        else:
             fn = owner.methods["set_eagle3_layers_to_capture"]
             entry["rule"] = _rule(fn)
             entry["evidence"] = f"{R}models/{owner.module}.py:{fn.lineno} {owner.name}"

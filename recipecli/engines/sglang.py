@@ -88,6 +88,8 @@ HEADS = src("models/llama.py", "LlamaAttention.__init__")
 CONTEXT = src(
     "configs/model_config.py",
     "ModelConfig._derive_context_length",
+    "SGLang PR #9388",
+    "SGLang #18220",
 )
 DRAFT_WORKER = src("speculative/eagle_worker_v2.py", "EagleDraftWorker.__init__ (context_length)")
 CONTEXT_LEN = src("utils/hf_transformers/common.py", "get_context_length")
@@ -387,7 +389,6 @@ def step_target(run: EngineRun) -> Iterable[Finding]:
             (REGISTRY, AUX_SETUP),
             architecture=t.architecture,
         )
-        run.stop = "target"
         return
     run.set("target_module", entry["module"], "registry")
     if not entry["captures_aux"]:
@@ -400,7 +401,6 @@ def step_target(run: EngineRun) -> Iterable[Finding]:
             (AUX_SETUP, src(entry["module"].replace(P, ""), t.architecture)),
             architecture=t.architecture,
         )
-        run.stop = "target"
         return
     rule, origin = entry["rule"], f"{entry['evidence']}"
     inner = DELEGATES.get(t.architecture)
