@@ -79,6 +79,9 @@ AUX_SETUP = src(
 CAPTURE = src("models/llama.py", "LlamaForCausalLM.set_eagle3_layers_to_capture")
 CAPTURE_LOOP = src("models/llama.py", "LlamaModel.forward")
 INIT_LM_HEAD = src("speculative/eagle_worker_v2.py", "EagleDraftWorker.init_lm_head")
+ARCH_WIRING = src(
+    "speculative/eagle_worker_v2.py", "EagleDraftWorker.init_lm_head", "SGLang #36528"
+)
 SET_EMBED = src("models/llama.py", "LlamaForCausalLM.set_embed / set_embed_and_head")
 VOCAB = src(
     "layers/vocab_parallel_embedding.py",
@@ -310,13 +313,18 @@ def draft_architecture(arch: str) -> tuple[str, str]:
     return arch, "_config_draft_model: kept"
 
 
-@steps.add("b", "Draft architecture", sources=(DRAFT_RENAME, REGISTRY), codes=("draft.arch_name",))
+@steps.add(
+    "b",
+    "Draft architecture",
+    sources=(DRAFT_RENAME, REGISTRY, ARCH_WIRING),
+    codes=("draft.arch_name",),
+)
 def step_architecture(run: EngineRun) -> Iterable[Finding]:
     """The draft's ``architectures[0]`` is kept (a few target architectures are renamed to their
     MTP/NextN class) and looked up in the model registry; only ``LlamaForCausalLMEagle3`` and
     ``Eagle3DeepseekV2ForCausalLM`` are EAGLE3 draft classes. A registered non-draft name
     (``LlamaForCausalLM``, the original EAGLE3 release) builds that target class as the draft,
-    which start-up cannot wire (it has no ``hot_token_id``); an unknown name falls back to the
+    which start-up cannot wire (it has no ``hot_token_id``, or no ``set_embed``); an unknown name falls back to the
     Transformers backend or fails with ``Model architectures [...] are not supported for now``."""
     d = run.ctx.draft
     arch, how = draft_architecture(d.architecture)
@@ -332,7 +340,7 @@ def step_architecture(run: EngineRun) -> Iterable[Finding]:
     )
     why = (
         f"registers {arch!r} as a target model, not an EAGLE3 draft class: the draft is built as that "
-        "model and start-up fails wiring it (no hot_token_id)"
+        "model and start-up fails wiring it (it has no hot_token_id, or no set_embed)"
         if arch in data["architectures"]
         else f"does not register {arch!r}: it falls back to the Transformers backend or fails with "
         f"'Model architectures [{arch!r}] are not supported for now'"
@@ -342,7 +350,7 @@ def step_architecture(run: EngineRun) -> Iterable[Finding]:
         "error",
         NAME,
         f"SGLang looks up the draft as {arch!r} ({how}) and {why}; fix: {fix}",
-        (DRAFT_RENAME, REGISTRY, INIT_LM_HEAD),
+        (DRAFT_RENAME, REGISTRY, ARCH_WIRING),
         architecture=d.architecture,
         looked_up=arch,
     )
