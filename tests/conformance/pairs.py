@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from recipecli.testing.builder import TensorSpec, write_checkpoint
-from recipecli.testing.specs import draft_specs, valid_vocab_map
+from recipecli.testing.specs import draft_specs, norm_values, valid_vocab_map
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "tests" / "fixtures" / "configs"
@@ -353,6 +353,33 @@ def build_cases() -> list[Case]:
             setk(target_hidden_size=4096),
         ),
     ]
+    qwen3 = {"model_type": "qwen3", "architectures": ["Qwen3ForCausalLM"]}
+    qk_norm = [
+        TensorSpec(n, "BF16", (128,), norm_values(n, 128))
+        for n in ("midlayer.self_attn.q_norm.weight", "midlayer.self_attn.k_norm.weight")
+    ]
+    c = var(
+        "qwen3-draft",
+        "model_type qwen3 draft (Eagle3Qwen3ForCausalLM) with q_norm/k_norm",
+        setk(**qwen3),
+    )
+    c.specs += qk_norm
+    cases.append(c)
+    c = var(
+        "qwen3-draft-aux-top-4",
+        "model_type qwen3 draft, 4 aux ids at the top level, fc [H, 4*Ht]",
+        setk(**qwen3, eagle_aux_hidden_state_layer_ids=[1, 12, 23, 44]),
+        k=4,
+    )
+    c.specs += qk_norm
+    cases.append(c)
+    cases.append(
+        var(
+            "qwen3-draft-no-qk-norm",
+            "model_type qwen3 draft without q_norm/k_norm tensors",
+            setk(**qwen3),
+        )
+    )
     c = var("speculators-aux-top-4", "recipecli convert --to speculators of a 4-id draft", k=4)
     c.draft["eagle_config"] = {"eagle_aux_hidden_state_layer_ids": [0, 11, 22, 43]}
     # --force: convert's post-write check now refuses this output; published files predate it

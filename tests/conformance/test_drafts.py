@@ -115,3 +115,18 @@ def test_probe_speculators_norm_before_residual_default(pair_root: Path) -> None
     assert r["resolved"]["norm_before_residual"] is True
     # flat drafts: LlamaDecoderLayer reads getattr(config, "norm_before_residual", False)
     assert result("syn-base", pair_root)["vllm"]["resolved"]["norm_before_residual"] is False
+
+
+def test_probe_qwen3_draft_counts_top_level_ids(pair_root: Path) -> None:
+    # qwen3_eagle3.LlamaModel (Eagle3Qwen3ForCausalLM): k from num_aux_layers, num_aux_hidden_states,
+    # then top-level OR eagle_config ids -- unlike llama_eagle3, top-level ids size fc
+    r = result("syn-qwen3-draft-aux-top-4", pair_root)["vllm"]
+    assert r["verdict"] == "loads", r["error"]
+    v = r["resolved"]
+    assert v["architecture"] == "Eagle3Qwen3ForCausalLM"
+    assert (v["k"], v["fc_in"]) == (4, 8192)
+    missing = result("syn-qwen3-draft-no-qk-norm", pair_root)["vllm"]["missing"]
+    assert missing == [
+        "model.layers.0.self_attn.k_norm.weight",
+        "model.layers.0.self_attn.q_norm.weight",
+    ]

@@ -281,7 +281,10 @@ def probe_pair(
     res["layers"] = getattr(cfg, "num_hidden_layers", None)
     res["eps"] = getattr(cfg, "rms_norm_eps", None)
     res["use_aux"] = getattr(inner, "use_aux_hidden_state", None)
-    res["k"] = getattr(inner, "num_aux_hidden_states", None)
+    # llama_eagle3 stores k as num_aux_hidden_states, qwen3_eagle3 as num_aux_layers
+    res["k"] = getattr(inner, "num_aux_hidden_states", None) or getattr(
+        inner, "num_aux_layers", None
+    )
     res["fc_in"] = getattr(inner, "fc_input_size", None)
     if res["k"] and res["fc_in"]:
         res["Ht"] = res["fc_in"] // res["k"]
