@@ -188,7 +188,7 @@ def json_loads(
         obj = json.loads(data)
     except RecursionError:
         raise error(
-            f"{what} is nested too deeply (more than {max_depth or MAX_JSON_DEPTH} levels)",
+            f"{what} is nested more than {max_depth or MAX_JSON_DEPTH} levels deep",
             path=where,
         ) from None
     except (json.JSONDecodeError, UnicodeDecodeError):
@@ -200,7 +200,7 @@ def json_loads(
             ) from None
         raise error(f"malformed {what}", path=where) from None
     if max_depth is not None and type(obj) in (dict, list) and json_too_deep(obj, max_depth):
-        raise error(f"{what} is nested too deeply (more than {max_depth} levels)", path=where)
+        raise error(f"{what} is nested more than {max_depth} levels deep", path=where)
     return obj
 
 
@@ -222,7 +222,7 @@ def loads_json(
         max_depth: deepest nesting accepted; None skips the check (the caller validates shape).
 
     Raises:
-        ``error``: not UTF-8, malformed JSON (line and column), nested too deeply, or an integer
+        ``error``: not UTF-8, malformed JSON (line and column), nested too deep, or an integer
             with more digits than Python converts.
     """
     try:
@@ -282,7 +282,7 @@ def check_yaml_limits(
                 if depth > max_depth:
                     line = event.start_mark.line + 1 if event.start_mark else 0
                     raise error(
-                        f"{what} is nested too deeply (more than {max_depth} levels)",
+                        f"{what} is nested more than {max_depth} levels deep",
                         path=f"{where}:{line}" if line else where,
                     )
             elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):

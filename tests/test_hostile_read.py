@@ -242,7 +242,7 @@ def test_deeply_nested_config_is_one_line(tmp_path, capsys, levels):
     """Before: RecursionError traceback (100k levels) or a config json.dumps cannot write back."""
     root = checkpoint(tmp_path / "ck")
     (root / "config.json").write_text(deep_json(levels))
-    one_line(capsys, "inspect", str(root), fragments=("config.json", "nested too deeply"))
+    one_line(capsys, "inspect", str(root), fragments=("config.json", "levels deep"))
 
 
 def test_integer_over_4300_digits_in_config_is_one_line(tmp_path, capsys):
@@ -264,8 +264,8 @@ def test_deep_and_huge_integer_index_and_snapshot_are_one_line(tmp_path, capsys)
 @pytest.mark.parametrize(
     ("text", "fragment"),
     [
-        ("engine: " + "[" * 5000 + "]" * 5000 + "\n", "nested too deeply"),
-        ("engine: " + "{a: " * 3000 + "1" + "}" * 3000 + "\n", "nested too deeply"),
+        ("engine: " + "[" * 5000 + "]" * 5000 + "\n", "levels deep"),
+        ("engine: " + "{a: " * 3000 + "1" + "}" * 3000 + "\n", "levels deep"),
         ("speculative:\n  num_speculative_tokens: " + "9" * 5000 + "\n", "4300 digits"),
     ],
 )
@@ -279,7 +279,7 @@ def test_deep_or_huge_integer_recipe_is_one_line(tmp_path, capsys, text, fragmen
 @pytest.mark.parametrize(
     ("text", "fragment"),
     [
-        ("[" * 100_000 + "]" * 100_000, "nested too deeply"),
+        ("[" * 100_000 + "]" * 100_000, "levels deep"),
         ('{"completed": ' + "9" * 5000 + "}", "digits"),
     ],
 )
@@ -668,10 +668,10 @@ def test_json_and_yaml_depth_limits_are_one_error(depth, kind):
         loads_json(text, where="x", error=RecipeCliError)
         assert depth <= 64
     except RecipeCliError as exc:
-        assert "nested too deeply" in str(exc) and depth > 64
+        assert "levels deep" in str(exc) and depth > 64
     # YAML flow style: a top-level mapping holding ``depth`` nested sequences
     try:
         check_yaml_limits("a: " + "[" * depth + "]" * depth, where="x", error=RecipeCliError)
         assert depth + 1 <= 64
     except RecipeCliError as exc:
-        assert "nested too deeply" in str(exc) and depth + 1 > 64
+        assert "levels deep" in str(exc) and depth + 1 > 64
