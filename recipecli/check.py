@@ -704,10 +704,10 @@ def format_result(
             text = f"  [{m.where}] {m.code}: {m.message}"
             wrapped = wrap_line(text, width)
             prefix = f"  [{m.where}] "
-            first = wrapped[0][len(prefix) :]
-            code_part = paint(m.code, "code", color) + first[len(m.code) :]
-            lines.append(prefix + code_part)
-            lines += wrapped[1:]
+            if wrapped[0].startswith(prefix + m.code):  # else a very narrow terminal: plain
+                rest = wrapped[0][len(prefix) + len(m.code) :]
+                wrapped[0] = prefix + paint(m.code, "code", color) + rest
+            lines += wrapped
     if res.embed_sharing:
         lines += ["", "embedding / head sharing (per rank):"]
         table = [_SHARING_HEADER] + [
