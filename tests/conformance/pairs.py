@@ -380,6 +380,82 @@ def build_cases() -> list[Case]:
             setk(**qwen3),
         )
     )
+
+    def speculators(name: str, what: str, layer: dict | None = None, k: int = 3, **top) -> Case:
+        """A speculators-format draft (layers.0.* names) of the base geometry."""
+        tlc = {
+            key: base[key]
+            for key in (
+                "model_type", "hidden_size", "num_attention_heads", "num_key_value_heads",
+                "head_dim", "intermediate_size", "num_hidden_layers", "vocab_size",
+                "max_position_embeddings", "rms_norm_eps", "rope_theta", "torch_dtype",
+                "hidden_act",
+            )
+        }  # fmt: skip
+        tlc.update(layer or {})
+        cfg: dict[str, Any] = {
+            "architectures": ["Eagle3Speculator"],
+            "speculators_model_type": "eagle3",
+            "speculators_version": "0.1.0",
+            "draft_vocab_size": 32000,
+            "target_hidden_size": 2048,
+            "norm_before_residual": False,
+            "transformer_layer_config": tlc,
+            "speculators_config": {
+                "algorithm": "eagle3",
+                "proposal_methods": [{"proposal_type": "greedy", "speculative_tokens": 3}],
+                "default_proposal_method": "greedy",
+                "verifier": {
+                    "name_or_path": "Qwen/Qwen3-30B-A3B",
+                    "architectures": ["Qwen3MoeForCausalLM"],
+                },
+            },
+            "torch_dtype": "bfloat16",
+        }
+        cfg.update(top)
+        d2t, t2d = valid_vocab_map(151936, 32000)
+        specs = draft_specs(cfg, naming="layers.0", k=k, target_hidden=2048, d2t=d2t, t2d=t2d)
+        return Case(f"syn-{name}", qwen30b, cfg, specs, what)
+
+    cases.append(speculators("speculators-llama", "speculators format, layers.0.* names"))
+    c = speculators(
+        "speculators-qwen3",
+        "speculators format, transformer_layer_config model_type qwen3, q/k norms",
+        {"model_type": "qwen3"},
+    )
+    c.specs += [
+        TensorSpec(n, "BF16", (128,), norm_values(n, 128))
+        for n in ("layers.0.self_attn.q_norm.weight", "layers.0.self_attn.k_norm.weight")
+    ]
+    cases.append(c)
+    c = speculators(
+        "speculators-no-hidden_act",
+        "speculators format, transformer_layer_config without hidden_act (no class defaults)",
+    )
+    del c.draft["transformer_layer_config"]["hidden_act"]
+    cases.append(c)
+    cases.append(
+        speculators(
+            "speculators-mistral",
+            "speculators format, transformer_layer_config model_type mistral",
+            {"model_type": "mistral"},
+        )
+    )
+    cases.append(
+        speculators(
+            "speculators-aux-top-4-direct",
+            "speculators format with 4 top-level eagle_aux_hidden_state_layer_ids, fc [H, 4*Ht]",
+            k=4,
+            eagle_aux_hidden_state_layer_ids=[1, 12, 23, 44],
+        )
+    )
+    cases.append(
+        speculators(
+            "speculators-nbr-true",
+            "speculators format, norm_before_residual true",
+            norm_before_residual=True,
+        )
+    )
     c = var("speculators-aux-top-4", "recipecli convert --to speculators of a 4-id draft", k=4)
     c.draft["eagle_config"] = {"eagle_aux_hidden_state_layer_ids": [0, 11, 22, 43]}
     # --force: convert's post-write check now refuses this output; published files predate it
