@@ -685,3 +685,14 @@ def test_help_of_check_shows_recipe_examples():
     assert proc.returncode == 0
     assert "--recipe NAME_OR_FILE" in proc.stdout
     assert "recipecli check --recipe llama3.1-8b-eagle3" in proc.stdout
+
+
+def test_check_recipe_and_hardware_complete():
+    # minimax-m3-eagle3.yaml declares the hardware profiles b200 and mi355x
+    line = "recipecli check --recipe minimax-m3-eagle3 --hardware "
+    env = {"COMP_WORDS": line, "COMP_CWORD": "5", "_RECIPECLI_COMPLETE": "bash_complete"}
+    proc = run(**env)
+    assert proc.stdout.split() == ["plain,b200", "plain,mi355x"]
+    env = {"COMP_WORDS": "recipecli check --recipe lla", "COMP_CWORD": "3"}
+    proc = run(**env, _RECIPECLI_COMPLETE="bash_complete")
+    assert proc.stdout.split() == ["plain,llama3.1-8b-eagle3"]
