@@ -107,7 +107,7 @@ def test_bare_config_draft_says_what_was_not_checked(tmp_path, repo_root):
 
 def test_usage_errors_are_one_line():
     for args in (
-        ["check", "--example", "llama3.1-8b-eagle3", "--engine", "sglang"],
+        ["check", "--example", "llama3.1-8b-eagle3", "--engine", "trtllm"],
         ["--bogus"],
         ["completion", "tcsh"],
     ):
