@@ -487,6 +487,7 @@ def test_check_recipe_hardware_profile_and_missing_checkpoints():
         (("--hardware", "h200", "a", "b"), "--hardware needs --recipe"),
         (("--recipe", "llama3.1-8b-eagle3", "--hardware", "b300"), "b300"),
         (("--recipe", "no-such-recipe"), "no-such-recipe"),
+        (("--recipe", "llama3.1-8b-eagle3", "--engine", "sglang"), "sglang"),
     ],
 )
 def test_check_recipe_bad_input(args, needle):

@@ -226,6 +226,11 @@ def _check_recipe(
                 f"recipe {rec.name} marks every engine unsupported; check one with --engine",
                 path=ref,
             )
+    elif engine not in RECIPE_ENGINES:
+        raise UsageError(
+            f"--recipe: recipes render for {', '.join(RECIPE_ENGINES)}, not {engine}; check "
+            f"its pair with `recipecli check TARGET DRAFT --engine {engine}`"
+        )
     else:
         engines, skipped = (engine,), {}
     deps = recipe_deployments(rec, engines, hardware)
