@@ -238,15 +238,15 @@ def grouped_rmsnorm(
         ValueError: unknown convention, or widths that are not k chunks of H.
     """
     if out is None and not return_path and type(weights) in (list, tuple):
-        key = (x.shape, x.stride(), x.dtype, x.device, convention,
-               *[d for w in weights for d in (w.shape, w.stride(), w.dtype, w.device)])  # fmt: skip
-        plan = _FAST_GROUPED.get(key)
+        fkey: tuple | None = (x.shape, x.stride(), x.dtype, x.device, convention,
+                              *[d for w in weights for d in (w.shape, w.stride(), w.dtype, w.device)])  # fmt: skip
+        plan = _FAST_GROUPED.get(fkey)
         if plan is not None and not _compiling():
             res = x.new_empty(x.shape)
             plan((x, res, *weights), (eps,))
             return res
     else:
-        key = None
+        fkey = None
     if convention not in CONVENTION_NAMES:
         _check_convention(convention)
     stacked = isinstance(weights, torch.Tensor)
@@ -278,8 +278,8 @@ def grouped_rmsnorm(
     plan, reasons = hit
     if plan is not None:
         plan((x, out, ws) if stacked else (x, out, *ws), (eps,))
-        if okey is None and key is not None:
-            _FAST_GROUPED[key] = plan
+        if okey is None and fkey is not None:
+            _FAST_GROUPED[fkey] = plan
         return (out, PATH_TRITON, reasons) if return_path else out
     for i in range(k):
         out[:, i * h : (i + 1) * h].copy_(
