@@ -211,6 +211,11 @@ def test_modelopt_d2t_without_t2d_derives_t2d(tmp_path, target, fixture_config):
         torch_dtype="bfloat16",
         vocab_size=10,
         draft_vocab_size=4,
+        # ModelOpt's exporter fills the template's nulls from the base model; these three would
+        # otherwise stay null, which transformers' strict LlamaConfig refuses (config.null_value)
+        attention_bias=False,
+        mlp_bias=False,
+        hidden_act="silu",
     )
     cfg["eagle_config"] = {
         **cfg["eagle_config"],
