@@ -368,21 +368,16 @@ def parse_header_bytes(raw: bytes, *, where: str) -> Any:
 # Anything else goes through json.loads and validate_entries, which accept the same headers.
 
 _META_PREFIX = b'{"__metadata__":{'
-_KEYS = (
-    (b'":{"dtype":"', b"\x01"),  # closes a name, opens its dtype
-    (b'","shape":[', b"\x02"),
-    (b'],"data_offsets":[', b"\x03"),
-)
-#: closes an entry and opens the next name (kept as is: it holds the name's opening quote)
-_NEXT = b']},"'
-_FIRST_NAME = re.compile(b'"([^\x01-\x04"]*)\x01')
-_NAMES = re.compile(b'\\]\\},"([^\x01-\x04"]*)\x01')
-_INT = b"(?:0|[1-9][0-9]{0,17})"  # at most 18 digits: fits int64 (numpy parses the offsets)
-_KINDS = re.compile(b"\x01([A-Z0-9_]+\x02[0-9,]*)\x03")  # dtype \x02 shape
-_OFFSETS = re.compile(b"\x03(" + _INT + b"," + _INT + b')(?:\\]\\},"|\\]\\}\\} *\\Z)')
+#: fixed strings between the fields of an entry (they cannot occur inside a metadata string)
+_KEYS = (b'":{"dtype":"', b'","shape":[', b'],"data_offsets":[', b']},"')
+_INT = b"(?:0|[1-9][0-9]{0,17})"  # JSON integer of at most 18 digits: fits int64 (numpy)
+_FIRST_NAME = re.compile(b'"([^"]*)":\\{"dtype":"')
+_NAMES = re.compile(b'\\]\\},"([^"]*)":\\{"dtype":"')
+#: dtype and shape of an entry, as ``DTYPE","shape":[DIMS``
+_KINDS = re.compile(b'"dtype":"([A-Z0-9_]+","shape":\\[[0-9,]*)\\],"data_offsets":\\[')
+_OFFSETS = re.compile(b'"data_offsets":\\[(' + _INT + b"," + _INT + b")\\]\\}")
 _DIMS = re.compile(b"(?:" + _INT + b"(?:," + _INT + b")*)?")
-#: every byte but the control characters, which JSON forbids raw in strings (and \x01-\x04 mark
-#: the fields below)
+#: every byte but the control characters, which JSON forbids raw in strings
 _NOT_CONTROL = bytes(range(32, 256))
 _BIG = 1 << 62
 
@@ -426,7 +421,7 @@ def _compact_metadata(raw: bytes) -> tuple[int, dict[str, str]] | None:
     if not raw.startswith(b',"', pos):
         return None
     pos += 1
-    if any(raw.find(key, 0, pos) >= 0 for key, _ in _KEYS):
+    if any(raw.find(key, 0, pos) >= 0 for key in _KEYS):
         return None  # a fixed string inside the metadata (a key named "dtype"): not handled here
     return pos, meta
 
@@ -437,9 +432,9 @@ def _compact_columns(
     """Typed columns of a compact-layout header, or None when it is not in that layout.
 
     Args:
-        holder: a one-item list holding the header bytes. Once the header is known to be compact
-            the bytes are taken out of it (and freed early: a 100 MB header is copied by each
-            pass); when it is empty after a None return, the caller reads the header again.
+        holder: a one-item list holding the header bytes; emptied once the columns are cut out
+            (so the 100 MB of bytes can be freed early). When it is empty after a None return
+            the caller reads the header again.
         data_len: size of the data buffer, or None when unknown.
 
     Returns:
@@ -448,12 +443,12 @@ def _compact_columns(
         span dtype x shape each and cover the data buffer exactly (when False,
         :func:`_check_columns` names the first bad tensor).
 
-    How: after three fixed strings between fields are replaced by one marker byte each, a
-    compact header is ``{`` [metadata ``,``] ``"`` NAME 1 DTYPE 2 SHAPE 3 OFFSETS (``]},"`` NAME 1
-    DTYPE 2 SHAPE 3 OFFSETS)* ``]}}``. With k entries its tensor part holds exactly k quotes (the
-    names' opening ones), so names hold none and the fixed strings cannot occur inside them;
-    each column is one ``findall`` whose pattern excludes the markers, so k matches of each mean
-    every byte was matched, in that order.
+    How: the tensor part of a compact header is ``"`` NAME ``":{"dtype":"`` DTYPE
+    ``","shape":[`` DIMS ``],"data_offsets":[`` BEGIN,END ``]}`` (``,"`` NAME ...)* ``}``. Each
+    column is one ``findall`` whose pattern fixes the text around it and excludes quotes from the
+    captured field; then two C-level counts prove nothing else is there: the quotes number
+    exactly 10 per entry, and the matched fields plus the fixed strings add up to the exact
+    length of the text, so no byte is left unmatched.
     """
     raw = holder[0]
     if b"\\" in raw or raw.translate(None, _NOT_CONTROL):
@@ -462,42 +457,43 @@ def _compact_columns(
     if start is None:
         return None
     pos, meta = start
-    body = raw
-    del raw
-    for key, mark in _KEYS:
-        body = body.replace(key, mark)
-        holder.clear()  # from here on the caller reads the header again if this declines
-    k = body.count(b"\x01", pos)
-    if (
-        k == 0
-        or body.count(b'"', pos) != k
-        or body.count(b"\x02", pos) != k
-        or body.count(b"\x03", pos) != k
-        or body.count(_NEXT, pos) != k - 1
-    ):
+    end = len(raw)
+    while end > pos and raw[end - 1] == 0x20 and len(raw) - end < 4096:  # padding spaces
+        end -= 1
+    if not raw.endswith(b"]}}", 0, end):
         return None
-    first = _FIRST_NAME.match(body, pos)
+    first = _FIRST_NAME.match(raw, pos)
     if first is None:
         return None
     raw_names = [first.group(1)]
-    raw_names.extend(_NAMES.findall(body, pos))
-    kinds = _KINDS.findall(body, pos)
-    offsets = _OFFSETS.findall(body, pos)
-    del body
-    if not len(raw_names) == len(kinds) == len(offsets) == k:
+    raw_names.extend(_NAMES.findall(raw, pos + 1, end))
+    kinds = _KINDS.findall(raw, pos, end)
+    offsets = _OFFSETS.findall(raw, pos, end)
+    k = len(kinds)
+    quotes = raw.count(b'"', pos, end)
+    holder.clear()
+    del raw
+    if not len(raw_names) == len(offsets) == k or quotes != 10 * k:
         return None
-    try:  # names hold no NUL (control bytes were refused above)
-        names = b"\x00".join(raw_names).decode("utf-8").split("\x00")
+    joined_names = b"\x00".join(raw_names)  # names hold no NUL (control bytes refused above)
+    del raw_names
+    joined_offsets = b",".join(offsets)
+    del offsets
+    fields = len(joined_names) + sum(map(len, kinds)) + len(joined_offsets) - 2 * (k - 1)
+    if (end - pos) != 1 + fields + 32 * k + 2 * (k - 1) + 1:
+        return None
+    try:
+        names = joined_names.decode("utf-8").split("\x00")
     except UnicodeDecodeError:
         return None
-    del raw_names
+    del joined_names
     if len(set(names)) != k:  # duplicate names: json.loads keeps the last; let it say so
         return None
     dtype_of: dict[bytes, str] = {}
     shape_of: dict[bytes, tuple[int, ...]] = {}
     nbytes_of: dict[bytes, int] = {}
     for kind in set(kinds):
-        dtype_b, _, shape_b = kind.partition(b"\x02")
+        dtype_b, _, shape_b = kind.partition(b'","shape":[')
         dtype = dtype_b.decode("ascii")
         if dtype not in DTYPE_BITS or not _DIMS.fullmatch(shape_b):
             return None
@@ -508,8 +504,8 @@ def _compact_columns(
         nbytes_of[kind] = bits >> 3 if bits % 8 == 0 and bits < _BIG else -1
     import numpy as np  # the checkpoint package needs numpy anyway (decode_values)
 
-    numbers = np.fromstring(b",".join(offsets), dtype=np.int64, sep=",")
-    del offsets
+    numbers = np.fromstring(joined_offsets, dtype=np.int64, sep=",")
+    del joined_offsets
     if len(numbers) != 2 * k:
         return None
     begins, ends = numbers[0::2], numbers[1::2]
