@@ -697,3 +697,26 @@ def test_check_recipe_and_hardware_complete():
     env = {"COMP_WORDS": "recipecli check --recipe lla", "COMP_CWORD": "3"}
     proc = run(**env, _RECIPECLI_COMPLETE="bash_complete")
     assert proc.stdout.split() == ["plain,llama3.1-8b-eagle3"]
+
+
+def test_readme_quick_start_output_is_what_the_example_prints():
+    # README shows the first set-up command's output verbatim (piped: no colour, no wrapping)
+    pytest.importorskip("torch")
+    pytest.importorskip("triton")
+    import re
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    block = re.search(r"What the first command ends with.*?```text\n(.*?)```", readme, re.S)
+    assert block, "README lost its quick-start output block"
+    env = {k: v for k, v in __import__("os").environ.items() if k not in ("COLUMNS", "NO_COLOR")}
+    proc = subprocess.run(
+        [sys.executable, "-m", "recipecli", "check", "--example", "llama3.1-8b-eagle3"],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    assert proc.returncode == 1
+    assert proc.stdout == block.group(1)
