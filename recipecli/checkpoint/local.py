@@ -95,7 +95,7 @@ def member_path(root: Path, name: str, *, what: str = "file", roots: tuple[str, 
     path = os.path.join(root, name)
     real = os.path.realpath(path)
     for allowed in roots or _allowed_roots(root):
-        if real.startswith(allowed + os.sep):
+        if real != allowed and os.path.commonpath((real, allowed)) == allowed:
             return path
     raise CheckpointFormatError(
         f"{what} is a symlink that leads outside the checkpoint",
