@@ -1,7 +1,7 @@
-"""Padded EAGLE drafter-batch input preparation as torch tensor ops (seed 000), with a loop reference.
+"""Padded EAGLE drafter-batch input preparation as torch tensor ops (vLLM PR #47391), with a loop reference.
 
 vLLM's padded drafter batch (``vllm/v1/spec_decode/utils.py``, kernel
-``eagle_prepare_inputs_padded_kernel``; engine-facts §4 "Padded drafter batch") computes, per
+``eagle_prepare_inputs_padded_kernel``, the padded drafter batch of EAGLE speculative decoding) computes, per
 request i of R:
 
 * ``num_draft_i = cu_num_draft_tokens[i] - cu_num_draft_tokens[i-1]`` (``cu[-1] = 0``; the cumsum
@@ -10,7 +10,7 @@ request i of R:
   ``num_draft_i > 0``, else 0 (``valid`` = accepted + 1; 0 for a discarded request),
 * ``token_indices_to_sample[i] = query_start_loc[i+1] - 1 - num_rejected_tokens[i]``.
 
-Seed 000 (vLLM PR #47391) replaced that one-program-per-request Triton helper with torch ops; both
+vLLM PR #47391 replaced that one-program-per-request Triton helper with torch ops; both
 outputs are int32 like vLLM's. The torch version has no host sync and no data-dependent shape, so
 it can be captured in a CUDA graph.
 """

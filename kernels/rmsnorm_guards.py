@@ -4,10 +4,11 @@ Each guard returns ``(eligible, reasons)``: ``reasons`` lists every failed condi
 eligible). Guards take torch tensors or :class:`TensorDesc` (a description of a tensor as the
 engine would see it, so :mod:`recipecli.kernelcheck` can predict a CUDA deployment on a CPU box).
 
-* :func:`vllm_layer0_guard` — vLLM's guarded EAGLE3 layer-0 fusion (seed 000, vLLM PR #47391,
-  superseded by #47854): "GPU, contiguous, same shape/device/dtype, and RMSNorm eps matches".
-* :func:`tokenspeed_fused_guard` — tokenspeed ``FusedRMSNorm`` (seed 004 = tokenspeed PR #837,
-  engine-facts §5): its CUDA path accepts fp16/bf16 only, never checks the weights' dtype (so
+* :func:`vllm_layer0_guard` — vLLM's guarded EAGLE3 layer-0 fusion (vLLM PR #47391, superseded
+  by #47854; ``vllm/model_executor/models/llama_eagle3.py``, the draft decoder layer's first
+  norms): "GPU, contiguous, same shape/device/dtype, and RMSNorm eps matches".
+* :func:`tokenspeed_fused_guard` — tokenspeed ``FusedRMSNorm`` (lightseekorg/tokenspeed PR #837,
+  the fused norm pair of its EAGLE3 draft loop): its CUDA path accepts fp16/bf16 only, never checks the weights' dtype (so
   weights must already be the input dtype), needs only the last dim contiguous, one N for both,
   and uses the FIRST norm's eps for both (so eligible only when eps1 == eps2 — otherwise the result
   is silently wrong). grid = N, so the caller must skip N == 0.
@@ -105,7 +106,7 @@ def column_slice(t: TensorDesc, start: int, width: int) -> TensorDesc:
 
 
 def vllm_layer0_guard(embeds: Any, hidden: Any, eps1: float, eps2: float) -> Verdict:
-    """vLLM's EAGLE3 layer-0 fused RMSNorm+concat guard (seed 000, vLLM PR #47391).
+    """vLLM's EAGLE3 layer-0 fused RMSNorm+concat guard (vLLM PR #47391).
 
     Args:
         embeds: [N, H] input of ``input_layernorm``; hidden: [N, H] input of ``hidden_norm``.
@@ -143,7 +144,7 @@ def tokenspeed_fused_guard(
     out_a: Any = None,
     out_b: Any = None,
 ) -> Verdict:
-    """Would tokenspeed's ``FusedRMSNorm(norm_a, norm_b)`` give the right answer (§5, PR #837)?
+    """Would tokenspeed's ``FusedRMSNorm(norm_a, norm_b)`` give the right answer (tokenspeed PR #837)?
 
     tokenspeed itself checks almost none of this; the conditions are what its CUDA path silently
     assumes. Alignment is inferred from its vectorised loads (16 bytes), which it never checks.

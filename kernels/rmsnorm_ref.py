@@ -1,8 +1,9 @@
 """Plain torch references for RMSNorm in both rounding conventions, and an ulp comparison.
 
-These are the ground truth the Triton kernels are checked against (engine-facts §7):
+These are the ground truth the Triton kernels are checked against:
 
-* ``"hf"``: HF ``LlamaRMSNorm`` / vLLM native / Liger "llama" mode — x to fp32,
+* ``"hf"``: HF transformers ``LlamaRMSNorm.forward`` (``models/llama/modeling_llama.py``) /
+  vLLM's native ``RMSNorm.forward_native`` / Liger-Kernel ``casting_mode="llama"`` — x to fp32,
   ``x * rsqrt(mean(x^2) + eps)``, cast to the input dtype, THEN multiply by the weight (so a
   bf16 result is rounded twice).
 * ``"fp32_weight"``: FlashInfer / tokenspeed ``FusedRMSNorm`` / vLLM's Triton fused q/kv —
@@ -19,7 +20,8 @@ import torch
 
 CONVENTION_NAMES: tuple[str, ...] = ("hf", "fp32_weight")
 
-#: Tolerances per dtype (engine-facts §7, tokenspeed's tests): (atol, rtol, max ulp on GPU,
+#: Tolerances per dtype, recipecli's own (atol = rtol = 1e-2 bf16 / 1e-3 fp16 / 1e-5 fp32, plus
+#: an ulp bound): (atol, rtol, max ulp on GPU,
 #: max ulp under the CPU interpreter). ``None`` = no ulp bound (fp32 sums differ in order).
 TOLERANCES: dict[torch.dtype, tuple[float, float, int | None, int | None]] = {
     torch.bfloat16: (1e-2, 1e-2, 1, 2),
@@ -95,7 +97,8 @@ def grouped_rmsnorm_ref(
     Args:
         x: [N, k*H].
         weights: k weights of [H] each, or a [k, H] tensor.
-        eps: the shared epsilon (all draft norms use ``rms_norm_eps``, engine-facts §5).
+        eps: the shared epsilon (the EAGLE3 drafts of vLLM and tokenspeed build every norm with
+            ``config.rms_norm_eps``).
         convention: ``"hf"`` or ``"fp32_weight"``.
 
     Returns:
@@ -162,7 +165,7 @@ def compare(
 ) -> dict:
     """Compare a kernel output with its same-convention reference.
 
-    Tolerances: :data:`TOLERANCES` (engine-facts §7), plus :data:`HF_EXTRA_ULP` for ``"hf"``.
+    Tolerances: :data:`TOLERANCES`, plus :data:`HF_EXTRA_ULP` for ``"hf"``.
 
     Args:
         out: kernel output; ref: reference, same dtype and shape (moved to ``out``'s device).

@@ -1,6 +1,6 @@
 """CPU tests of the fused EAGLE3 norm kernels under Triton's interpreter, references, guards, prep.
 
-TRITON_INTERPRET=1 is set before the kernel module is imported (engine-facts §7). Expected values
+TRITON_INTERPRET=1 is set before the kernel module is imported (Triton reads it at import). Expected values
 in the hand-worked tests are derived in the comments, never by calling the code under test.
 """
 

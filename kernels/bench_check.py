@@ -1,0 +1,85 @@
+"""Time and measure ``recipecli check`` with and without the kernel verification; print figures.
+
+Run (any machine; CPU-only boxes exercise the torch-free interpreter path)::
+
+    python -m recipecli.kernels.bench_check                  # bundled llama3.1-8b-eagle3
+    python -m recipecli.kernels.bench_check --runs 7 --example NAME
+
+Each run is a fresh ``python -m recipecli check --example NAME`` process (so imports count, as a
+user sees them), once with the default ``--kernel auto`` and once with ``--kernel skip``; the wall
+time and the child's peak resident set size (``ru_maxrss`` of that child alone, from
+``os.wait4``) are recorded, and the median over ``--runs`` is printed with the targets (1.0 s and
+200 MB with verification). ``--json`` prints one JSON document. Imports nothing heavy itself.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+TARGET_SECONDS = 1.0
+TARGET_MB = 200.0
+
+
+def one_run(args: list[str]) -> tuple[float, float, int]:
+    """(wall seconds, peak RSS in MB, exit status) of one ``python -m recipecli ARGS`` process."""
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "recipecli", *args],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - t0
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    return wall, usage.ru_maxrss / 1024.0, proc.returncode  # ru_maxrss: KiB on Linux
+
+
+def measure(example: str, runs: int) -> dict:
+    """Median wall time and peak RSS of ``check --example`` with ``--kernel auto`` and ``skip``."""
+    res: dict = {"example": example, "runs": runs, "cpus": os.cpu_count(), "modes": {}}
+    for mode in ("auto", "skip"):
+        walls, rss, codes = [], [], set()
+        for _ in range(runs):
+            w, m, code = one_run(["check", "--example", example, "--kernel", mode])
+            walls.append(w)
+            rss.append(m)
+            codes.add(code)
+        res["modes"][mode] = {"wall_s": round(statistics.median(walls), 3),
+                              "peak_mb": round(statistics.median(rss), 1),
+                              "wall_all": [round(w, 3) for w in walls], "exit": sorted(codes)}  # fmt: skip
+    auto = res["modes"]["auto"]
+    res["targets"] = {
+        "wall_s <= 1.0": auto["wall_s"] <= TARGET_SECONDS,
+        "peak_mb <= 200": auto["peak_mb"] <= TARGET_MB,
+    }
+    return res
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--example", default="llama3.1-8b-eagle3")
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args(argv)
+    res = measure(args.example, args.runs)
+    if args.json:
+        print(json.dumps(res, indent=1))
+        return 0
+    print(f"recipecli check --example {args.example}  ({res['cpus']} CPUs, median of {args.runs})")
+    for mode, m in res["modes"].items():
+        print(
+            f"  --kernel {mode:5} {m['wall_s']:6.2f} s  {m['peak_mb']:6.1f} MB   runs {m['wall_all']}"
+        )
+    for name, ok in res["targets"].items():
+        print(f"  target {name}: {'met' if ok else 'MISSED'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
