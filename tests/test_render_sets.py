@@ -250,3 +250,18 @@ def test_optional_valued_flag():
     assert flag(r.argv, "--hf-token") == "no"
     r = render_command("llama3.1-8b-eagle3", "vllm", sets=["hf-token=true", "hf-token=false"])
     assert "--hf-token" not in r.argv
+
+
+@pytest.mark.parametrize(
+    "assignment",
+    [
+        "hf-overrides=" + "[" * 100_000 + "]" * 100_000,  # RecursionError before
+        "max-num-seqs=" + "9" * 5000,  # int() refuses > 4300 digits (ValueError before)
+        "gpu-memory-utilization=" + "9" * 5000,
+        "speculative-config=" + '{"a": ' + "9" * 5000 + "}",
+    ],
+)
+def test_hostile_set_values_are_one_usage_line(assignment):
+    with pytest.raises(UsageError) as exc:
+        render_command("minimax-m3-eagle3", "vllm", sets=[assignment])
+    assert "\n" not in str(exc.value) and len(str(exc.value)) < 400

@@ -31,6 +31,15 @@ from recipecli.recipes.loader import Recipe, bundled_dir, load_recipe
 from recipecli.recipes.schema import validate
 
 
+def _safe_json(text: str):
+    """json.loads with bounded nesting and integer length (recipecli.safeio.json_loads): deep
+    or huge values give one UsageError line instead of a RecursionError/ValueError."""
+    from recipecli.errors import UsageError
+    from recipecli.safeio import json_loads
+
+    return json_loads(text, where="recipe", what="JSON value", error=UsageError)
+
+
 def _finding(
     code: str, severity: str, engine: str, message: str, where: str, rule: str = "", **evidence: Any
 ) -> Finding:
@@ -88,7 +97,7 @@ def check_flag(
         ]
     if entry.get("kind") == "json" and isinstance(value, str):
         try:
-            json.loads(value)
+            _safe_json(value)
         except ValueError as exc:
             return [
                 _finding(
@@ -236,7 +245,7 @@ def _lint_flags(recipe: Recipe) -> list[Finding]:
 def _lint_spec_config(recipe: Recipe, engine: str, value: Any, where: str) -> list[Finding]:
     if isinstance(value, str):
         try:
-            value = json.loads(value)
+            value = _safe_json(value)
         except ValueError:
             return []  # reported by check_flag
     if isinstance(value, Mapping) and "tensor_parallel_size" in value:

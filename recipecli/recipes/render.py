@@ -85,6 +85,15 @@ class Rendered:
 # --------------------------------------------------------------------------- shell formatting
 
 
+def _safe_json(text: str):
+    """json.loads with bounded nesting and integer length (recipecli.safeio.json_loads): deep
+    or huge values give one UsageError line instead of a RecursionError/ValueError."""
+    from recipecli.errors import UsageError
+    from recipecli.safeio import json_loads
+
+    return json_loads(text, where="--set", what="JSON value", error=UsageError)
+
+
 def format_shell(
     env: Mapping[str, str], argv: Sequence[str], *, head: int | None = None, indent: str = "  "
 ) -> str:
@@ -198,7 +207,7 @@ def normalise_json_value(flag: str, value: Any, engine: str, where: str) -> Any:
     kind = load_catalog(engine).kind(flag)
     if kind == "json" or value.lstrip().startswith(("{", "[")):
         try:
-            return json.loads(value)
+            return _safe_json(value)
         except ValueError as exc:
             if kind == "json":
                 raise RecipeError(

@@ -89,6 +89,15 @@ class SetItem:
     sweep: tuple[Any, ...] = ()
 
 
+def _safe_json(text: str):
+    """json.loads with bounded nesting and integer length (recipecli.safeio.json_loads): deep
+    or huge values give one UsageError line instead of a RecursionError/ValueError."""
+    from recipecli.errors import UsageError
+    from recipecli.safeio import json_loads
+
+    return json_loads(text, where="--set", what="JSON value", error=UsageError)
+
+
 def split_set(text: str) -> tuple[str, str]:
     """``NAME=VALUE`` -> (NAME without leading dashes, VALUE exactly as typed).
 
@@ -146,7 +155,7 @@ def parse_typed(
         raise UsageError(f"--set {name}={raw!r}: {what} needs a value ({TYPE_WORDS[vtype]})")
     if nargs in ("+", "*") and raw.lstrip().startswith("["):
         try:
-            items = json.loads(raw)
+            items = _safe_json(raw)
         except ValueError:
             items = None
         if isinstance(items, list) and items:
@@ -169,20 +178,23 @@ def parse_typed(
             raise _fail(name, raw, what, vtype)
         return True if low == "true" else (None if vtype == "switch" else False)
     if vtype in ("int", "integer"):
-        if not INT_RE.fullmatch(raw.strip()):
-            raise _fail(name, raw, what, vtype)
+        # more than 30 digits is past any flag's range and past Python's int() limit at 4300
+        if not INT_RE.fullmatch(raw.strip()) or len(raw.strip()) > 30:
+            raise _fail(name, raw[:40] + ("…" if len(raw) > 40 else ""), what, vtype)
         value = int(raw.strip())
     elif vtype in ("float", "number"):
         text = raw.strip()
         try:
+            if len(text) > 400:
+                raise ValueError(text[:40])
             value = int(text) if INT_RE.fullmatch(text) else float(text)
         except ValueError:
-            raise _fail(name, raw, what, vtype) from None
+            raise _fail(name, raw[:40] + ("…" if len(raw) > 40 else ""), what, vtype) from None
         if isinstance(value, float) and math.isnan(value):
             raise _fail(name, raw, what, vtype)
     elif vtype == "json" or (vtype == "json_or_str" and raw.lstrip().startswith(("{", "["))):
         try:
-            value = json.loads(raw)
+            value = _safe_json(raw)
         except ValueError as exc:
             raise _fail(name, raw, what, "json", f" ({exc})") from None
     elif vtype == "optional":
@@ -214,7 +226,7 @@ def config_value(raw: str) -> Any:
     ``--hf-overrides``, a JSON flag, and config.json is JSON: YAML 1.1 look-alikes (``no``,
     ``0x10``, ``2026-01-01``) stay text."""
     try:
-        return json.loads(raw)
+        return _safe_json(raw)
     except ValueError:
         return raw
 
