@@ -128,3 +128,16 @@ def test_empty_and_non_utf8(tmp_path):
     p.write_bytes(b"name: \xff\n")
     with pytest.raises(RecipeError, match="UTF-8"):
         load_recipe(str(p))
+
+
+def test_nul_byte_in_a_recipe_value_is_refused(tmp_path):
+    # a YAML "\0" escape gives a NUL byte no argv element can carry (execve stops at NUL)
+    from recipecli.errors import RecipeError
+    from recipecli.recipes.loader import load_recipe
+
+    p = tmp_path / "nul.yaml"
+    p.write_text(
+        'name: x\ntarget: a\ndraft: "b\\0c"\nspeculative: {method: eagle3, num_speculative_tokens: 3}\n'
+    )
+    with pytest.raises(RecipeError, match=r"nul.yaml:3: draft holds a NUL byte"):
+        load_recipe(str(p))

@@ -167,6 +167,25 @@ def resolve_recipe_path(ref: str) -> tuple[Path, bool]:
     raise RecipeError("no such recipe file or bundled recipe", path=ref, hint=hint)
 
 
+def _nul_path(value: object, where: tuple[str, ...]) -> tuple[str, ...] | None:
+    """Dotted key path of the first string (key or value) holding a NUL byte, or None."""
+    stack: list[tuple[object, tuple[str, ...]]] = [(value, where)]
+    while stack:
+        item, at = stack.pop()
+        if isinstance(item, str):
+            if "\x00" in item:
+                return at
+        elif isinstance(item, Mapping):
+            for k, v in item.items():
+                key = str(k)
+                if "\x00" in key:
+                    return at
+                stack.append((v, (*at, key)))
+        elif isinstance(item, list):
+            stack.extend((v, at) for v in item)
+    return None
+
+
 def load_recipe(ref: str, *, validate_schema: bool = True) -> Recipe:
     """Load and validate a recipe.
 
@@ -193,6 +212,15 @@ def load_recipe(ref: str, *, validate_schema: bool = True) -> Recipe:
     except UnicodeDecodeError as exc:
         raise RecipeError(f"not UTF-8 text ({exc.reason})", path=str(path)) from None
     data, lines = parse_yaml(text, str(path))
+    nul = _nul_path(data, ())
+    if nul is not None:
+        line = next(
+            (lines[k] for k in (".".join(nul[:n]) for n in range(len(nul), 0, -1)) if k in lines), 1
+        )
+        raise RecipeError(
+            f"{'.'.join(nul) or 'a value'} holds a NUL byte (\\0), which no engine flag can carry",
+            path=f"{path}:{line}",
+        )
     recipe = Recipe(
         data=data if isinstance(data, Mapping) else {}, path=str(path), lines=lines, bundled=bundled
     )
