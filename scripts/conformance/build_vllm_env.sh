@@ -31,7 +31,7 @@ command -v "$py" >/dev/null 2>&1 ||
 [ -f "$pins" ] || fail "pins file $pins is missing"
 
 hash="$({ cat "$pins"; "$py" -c 'import sys; print(sys.version_info[:2])'; } | sha256sum | cut -c1-12)"
-venv="${RECIPECLI_CONFORMANCE_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/recipecli/vllm-0.33.0-$hash}"
+venv="${RECIPECLI_CONFORMANCE_VENV:-${XDG_CACHE_HOME:-${HOME:-/tmp}/.cache}/recipecli/vllm-0.33.0-$hash}"
 stamp="$venv/.recipecli-conformance-pins"
 
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$hash" ]; then
