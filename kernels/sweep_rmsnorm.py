@@ -106,11 +106,12 @@ def run_case(kind: str, n: int, h: int, k: int, args) -> dict:
     fused, copy, hf = _case_fns(kind, n, h, k)
     ref = fused()
     rows = []
-    variants = (
-        [v for v in QUICK_VARIANTS if v.get("chunk", 0) <= h]
-        if args.quick
-        else _variants(graphed, h)
-    )
+    if args.small:
+        variants = list(SMALL_VARIANTS)
+    elif args.quick:
+        variants = [v for v in QUICK_VARIANTS if v.get("chunk", 0) <= h]
+    else:
+        variants = _variants(graphed, h)
     for v in variants:
         fn = functools.partial(fused, **v)
         try:
@@ -166,7 +167,17 @@ CASES = (("dual", 4096, 8192, 2), ("dual", 65536, 8192, 2), ("dual", 32768, 7168
          ("dual", 32768, 5120, 2), ("dual", 32768, 4096, 2), ("grouped", 16384, 8192, 4),
          ("grouped", 32768, 2048, 3), ("dual", 4096, 6144, 2), ("dual", 512, 4096, 2),
          ("dual", 512, 8192, 2), ("dual", 2048, 8192, 2), ("dual", 1024, 4096, 2),
-         ("dual", 32768, 6144, 2), ("grouped", 32768, 2048, 3))  # fmt: skip
+         ("dual", 32768, 6144, 2), ("grouped", 32768, 2048, 3), ("dual", 1, 8192, 2),
+         ("dual", 64, 5120, 2), ("grouped", 64, 8192, 4), ("grouped", 1, 7168, 5),
+         ("dual", 32768, 2048, 2), ("grouped", 4096, 5120, 4))  # fmt: skip
+
+#: ``--small``: what could shorten a latency-bound launch (small N, graphed).
+SMALL_VARIANTS: tuple[dict, ...] = (
+    {}, {"num_warps": 4}, {"num_warps": 16}, {"num_warps": 32}, {"pdl": False},
+    {"split": True}, {"chunk": 2048, "num_warps": 8}, {"store_cs": True},
+    {"rows_per_program": 2, "num_warps": 8}, {"rows_per_program": 4, "num_warps": 8},
+    {"rows_per_program": 1, "num_warps": 8, "split": True},
+)  # fmt: skip
 
 #: ``--quick``: the default launch, the register tile and a few looped configurations.
 QUICK_VARIANTS: tuple[dict, ...] = (
@@ -186,6 +197,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--top", type=int, default=4, help="candidates re-timed besides the default")
     ap.add_argument("--no-compile", dest="compile", action="store_false")
     ap.add_argument("--quick", action="store_true", help="only QUICK_VARIANTS")
+    ap.add_argument("--small", action="store_true", help="only SMALL_VARIANTS")
     ap.add_argument("--cases", default="", help="indices into CASES, comma separated (default all)")
     args = ap.parse_args(argv)
     if not torch.cuda.is_available():
