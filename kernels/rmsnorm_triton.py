@@ -369,17 +369,19 @@ _LARGE_N_CONFIGS: tuple[tuple[int, int, int, int], ...] = (
 #: 95.8 -> 99.9 %; H=5120 N=32768 95.2 -> 100.0 % (chunk 2048, 8 warps); H=4096 N=32768
 #: 96.2 -> 101.0 % (chunk 2048, 4 warps); grouped k=4 H=8192 N=16384 93.1 -> 100.7 %. At
 #: N=4096 (graphed) the register tile stays ahead below 8192 lanes (H=4096: 101.2 % against
-#: 93.8 % looped; H=5120 90.6 % looped), so those widths loop only from N=16384.
+#: 93.8 % looped; H=5120 90.6 % looped), so those widths loop only from N=16384. 4 KiB rows
+#: (H=2048) at N=32768: register tile 93.4 %, looped chunk 1024 x 4 warps 99.1 % (dual).
 LOOP_MIN_ROWS = 16384
 LOOP_MIN_ROWS_WIDE = 2048
-LOOP_MIN_ROW_BYTES = 8192
+LOOP_MIN_ROW_BYTES = 4096
 
 
 def loop_config(n_rows: int, width: int, elem_bytes: int) -> tuple[int, int, bool] | None:
     """``(CHUNK, num_warps, streaming stores)`` when rows of ``width`` are read looped, else None.
 
-    Chunks of 4096 lanes x 16 warps when the width is a multiple of 4096 from 8192 on, 2048 x 4
-    for a width of 4096 or less, else 2048 x 8 (5120, 6144, 7168: at most half a chunk idle),
+    Chunks of 4096 lanes x 16 warps when the width is a multiple of 4096 from 8192 on, 1024 x 4
+    for a width of 2048 or less, 2048 x 4 up to 4096, else 2048 x 8 (5120, 6144, 7168: at most
+    half a chunk idle),
     with streaming stores (``.cs``) for widths above 6144 that are not a multiple of 4096 (7168).
     Never under the CPU interpreter (which gets ``chunk`` explicitly when it should loop).
     """
@@ -389,6 +391,8 @@ def loop_config(n_rows: int, width: int, elem_bytes: int) -> tuple[int, int, boo
         return None
     if width > 4096 and width % 4096 == 0:
         return 4096, 16, False
+    if width <= 2048:
+        return 1024, 4, False
     if width <= 4096:
         return 2048, 4, False
     return 2048, 8, width > 6144

@@ -77,7 +77,7 @@ def test_grouped_gpu_matches_reference(k, h, dtype):
                 _check(out, ref, conv, f"grouped k={k} H={h} {dtype} N={n}")
 
 
-@pytest.mark.parametrize("h", [4096, 7168, 8192])
+@pytest.mark.parametrize("h", [2048, 4096, 7168, 8192])
 def test_looped_and_persistent_variants_match_reference(h):
     # the looped two-pass reduction and persistent programs sum in another order than the
     # register tile: compared with the reference, not bit for bit with the default
@@ -253,3 +253,16 @@ def test_fallback_on_cuda_equals_reference():
     assert torch.allclose(
         out.cpu(), dual_rmsnorm_concat_ref(a.cpu(), a.cpu(), w.cpu(), w.cpu(), 1e-6, 1e-6)
     )
+
+
+@pytest.mark.parametrize("h", [2048, 5120])
+def test_public_path_at_large_n_takes_the_looped_reduction(h):
+    # N >= LOOP_MIN_ROWS: the default launch loops (chunk > 0) and still matches the reference
+    n = K.LOOP_MIN_ROWS + 3
+    a, b = (torch.randn(n, h, device="cuda").to(torch.bfloat16) for _ in range(2))
+    w1, w2 = _w(h, torch.bfloat16), _w(h, torch.bfloat16)
+    assert K.loop_config(n, h, 2) is not None
+    for conv in ("hf", "fp32_weight"):
+        out = dual_rmsnorm_concat(a, b, w1, w2, 1e-5, 1e-5, convention=conv)
+        ref = dual_rmsnorm_concat_ref(a.cpu(), b.cpu(), w1.cpu(), w2.cpu(), 1e-5, 1e-5, conv)
+        _check(out, ref, conv, f"dual looped H={h} N={n}")
