@@ -923,14 +923,15 @@ def render_all(
 
 def vllm_config_mapping(rendered: Rendered, target: str | None = None) -> dict[str, Any]:
     """The ``vllm serve --config FILE`` mapping of a rendered vLLM serve command: keys are long
-    flag names without dashes, ``true`` for bare flags, ``x: false`` for ``--no-x``, nested
-    mappings for JSON flags (vLLM's ``FlexibleArgumentParser.load_config_file``)."""
-    catalog = load_catalog("vllm")
+    flag names without dashes, ``true`` for bare flags (``no-x: true`` for ``--no-x``), nested
+    mappings for JSON flags.
+
+    vLLM 0.33.0 ``FlexibleArgumentParser.load_config_file`` (vllm/utils/argparse_utils.py) turns
+    ``x: false`` into ``--no-x`` only when the TOP-LEVEL parser has ``--no-x``, which ``vllm serve
+    --config`` never has (the flags live on the serve subparser): a ``false`` is dropped silently.
+    ``no-x: true`` becomes ``--no-x``, which the serve parser accepts.
+    """
     out: dict[str, Any] = {"model": target or rendered.argv[2]}
     for flag, value in rendered.flags:
-        entry = catalog.flags().get(flag) or {}
-        if entry.get("kind") == "negation" and value is True:
-            out[entry["negates"][2:]] = False
-        else:
-            out[flag[2:]] = value
+        out[flag[2:]] = value
     return out
