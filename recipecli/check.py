@@ -141,6 +141,32 @@ def rule_norm_output(ctx: PairContext) -> Iterable[Finding]:
         )
 
 
+@rule("target.no_weights", "target.unchecked", source=_doc("checks-of-the-draft-itself"))
+def rule_target_weights(ctx: PairContext) -> Iterable[Finding]:
+    """A local target folder without weight files cannot be served; a bare config says nothing
+    about the target's tensors (the sharing table then has no embedding bytes)."""
+    ck = ctx.target_ck
+    if ck.tensors:
+        return
+    if ck.kind in ("config", "snapshot"):
+        yield _f(
+            "target.unchecked",
+            "info",
+            f"target source {ck.kind!r} has no tensor table: its embedding and head were not checked",
+            _doc("checks-of-the-draft-itself"),
+            kind=ck.kind,
+        )
+    else:
+        yield _f(
+            "target.no_weights",
+            "error",
+            "target has no weight files (no model.safetensors, index or pytorch_model.bin next to "
+            "config.json): nothing to serve; download the weights, or check a snapshot of them",
+            _doc("checks-of-the-draft-itself"),
+            root=ck.root,
+        )
+
+
 # --------------------------------------------------------------------------- vocabulary
 
 

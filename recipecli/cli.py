@@ -170,7 +170,9 @@ def main(argv: list[str] | None = None) -> None:
         rv = cli.main(args=args, prog_name="recipecli", standalone_mode=False)
     except RecipeCliError as exc:
         if _debug_requested(args):
-            raise
+            import traceback
+
+            traceback.print_exc()  # --debug shows where; the exit code stays the error's own
         click.echo(f"{_error_prefix(args)} {exc.one_line()}", err=True)
         sys.exit(exc.exit_code)
     except click.exceptions.Exit as exc:

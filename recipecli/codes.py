@@ -54,6 +54,11 @@ CODES: Mapping[str, tuple[str, str]] = {
         "raises at load",
         "eagle_aux_hidden_state_layer_ids is present but null; tokenspeed takes its len().",
     ),
+    "target.no_weights": ("nothing to serve", "The target folder has no weight files."),
+    "target.unchecked": (
+        "nothing checked",
+        "The target source is a bare config: its tensors were not checked.",
+    ),
     "target.unregistered": (
         "raises at load",
         "The target architecture is not in the engine's model registry.",

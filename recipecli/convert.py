@@ -1319,7 +1319,14 @@ def open_reader(ck: Checkpoint) -> TensorReader:
     Raises:
         ConvertError: the source has no local weight files (Hub, snapshot or bare config).
     """
-    if ck.kind not in ("local", "hf-cache") or ck.weight_format not in ("safetensors", "bin"):
+    if ck.kind in ("local", "hf-cache") and ck.weight_format not in ("safetensors", "bin"):
+        raise ConvertError(
+            "the folder has no weight files (no model.safetensors, index or pytorch_model.bin "
+            "next to config.json)",
+            path=ck.source,
+            hint=f"download the weights ({HF_DOWNLOAD}) into it",
+        )
+    if ck.kind not in ("local", "hf-cache"):
         raise ConvertError(
             f"convert needs the weights on local disk, but this is a {ck.kind} source",
             path=ck.source,

@@ -20,7 +20,7 @@ from recipecli.errors import CheckpointFormatError
 DraftFormat = Literal["A", "B", "C", "D", "F", "nemo", "nebius"]
 
 FORMAT_NAMES: Mapping[str, str] = {
-    "A": "original EAGLE release (LlamaForCausalLM + draft_vocab_size)",
+    "A": "original EAGLE release layout (<Model>ForCausalLM + draft_vocab_size)",
     "B": "SpecForge / SGLang (LlamaForCausalLMEagle3)",
     "C": "NVIDIA ModelOpt export",
     "D": "vllm-project/speculators (Eagle3Speculator)",
@@ -86,13 +86,15 @@ def detect_format(
         if isinstance(eagle_cfg, Mapping) and MODELOPT_EAGLE_KEYS & set(eagle_cfg):
             return "C"
         return "B"
-    if arch == "LlamaForCausalLM":
+    if arch.endswith("ForCausalLM"):
         one_layer = config.get("num_hidden_layers") == 1 or any(
             n.startswith("midlayer.") for n in tensor_names
         )
+        # the original release's layout under any text architecture (AngelSlim's Qwen3 drafts say
+        # Qwen3ForCausalLM): vLLM's EAGLEConfig serves it as "Eagle3" + the name
         if one_layer and config.get("draft_vocab_size") is not None:
             return "A"
-        if one_layer and config.get("truncated_vocab_size") is not None:
+        if arch == "LlamaForCausalLM" and one_layer and config.get("truncated_vocab_size") is not None:
             return "nebius"
     return None
 

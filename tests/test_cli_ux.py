@@ -720,3 +720,17 @@ def test_readme_quick_start_output_is_what_the_example_prints():
     )
     assert proc.returncode == 1
     assert proc.stdout == block.group(1)
+
+
+def test_debug_keeps_the_exit_code_of_bad_input():
+    # README: exit 2 is bad input; --debug adds the traceback but must not turn it into 1
+    import subprocess
+    import sys
+
+    proc = subprocess.run(
+        [sys.executable, "-m", "recipecli", "--debug", "check", "/nonexistent/t", "/nonexistent/d"],
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 2
+    assert "Traceback" in proc.stderr and proc.stderr.rstrip().splitlines()[-1].startswith("recipecli")
