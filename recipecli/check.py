@@ -159,9 +159,10 @@ def rule_target_weights(ctx: PairContext) -> Iterable[Finding]:
     else:
         yield _f(
             "target.no_weights",
-            "error",
+            "warning",
             "target has no weight files (no model.safetensors, index or pytorch_model.bin next to "
-            "config.json): nothing to serve; download the weights, or check a snapshot of them",
+            "config.json): its embedding and head were not checked, and there is nothing to serve "
+            "yet; download the weights, or check a snapshot of them",
             _doc("checks-of-the-draft-itself"),
             root=ck.root,
         )

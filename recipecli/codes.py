@@ -54,7 +54,10 @@ CODES: Mapping[str, tuple[str, str]] = {
         "raises at load",
         "eagle_aux_hidden_state_layer_ids is present but null; tokenspeed takes its len().",
     ),
-    "target.no_weights": ("nothing to serve", "The target folder has no weight files."),
+    "target.no_weights": (
+        "nothing checked / nothing to serve",
+        "The target folder has no weight files: its embedding and head were not checked.",
+    ),
     "target.unchecked": (
         "nothing checked",
         "The target source is a bare config: its tensors were not checked.",

@@ -110,6 +110,7 @@ def draft_config_d(*, Vd: int = VD, **top: Any) -> dict[str, Any]:
         "norm_before_residual": False,
         "transformer_layer_config": {
             "model_type": "llama",
+            "hidden_act": "silu",
             "hidden_size": H,
             "num_attention_heads": NH,
             "num_key_value_heads": NKV,

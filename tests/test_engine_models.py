@@ -409,3 +409,15 @@ def test_qwen3_draft_qk_norms(tmp_path):
     ]
     # vLLM's Eagle3LlamaForCausalLM has no parameter for them: the weights loader raises
     assert one(res, "tensor.unexpected", engine="vllm").severity == "error"
+
+
+def test_speculators_layer_config_without_hidden_act_fails_on_vllm(tmp_path):
+    # vLLM speculators/base.py: the draft config is a bare PreTrainedConfig made from
+    # transformer_layer_config (no LlamaConfig defaults); llama.py LlamaMLP reads
+    # config.hidden_act -> AttributeError at build (the conformance suite saw the same)
+    p = base_pair_d()
+    del p.draft["transformer_layer_config"]["hidden_act"]
+    res = p.run(tmp_path)
+    f = one(res, "config.model_type", engine="vllm")
+    assert f.evidence == {"missing": ["hidden_act"]}
+    assert res.ready_tps("vllm") == []

@@ -57,6 +57,20 @@ SPEC_ALGOS = src(
     "vllm/transformers_utils/configs/speculators/algos.py", "update_eagle3", "speculators PR #74"
 )
 SPEC_CFG = src("vllm/config/speculative.py", "SpeculativeConfig.__post_init__")
+SPEC_BASE = src(
+    "vllm/transformers_utils/configs/speculators/base.py",
+    "SpeculatorsConfig.extract_transformers_pre_trained_config",
+)
+#: transformer_layer_config keys vLLM's Llama layers read with plain attribute access
+SPECULATORS_REQUIRED = (
+    "hidden_size",
+    "intermediate_size",
+    "num_attention_heads",
+    "num_hidden_layers",
+    "rms_norm_eps",
+    "vocab_size",
+    "hidden_act",
+)
 REGISTRY = src("vllm/model_executor/models/registry.py", "_SPECULATIVE_DECODING_MODELS")
 EAGLE3_MODEL = src("vllm/model_executor/models/llama_eagle3.py", "LlamaModel.__init__")
 EAGLE3_LAYER = src("vllm/model_executor/models/llama_eagle3.py", "LlamaDecoderLayer.__init__")
@@ -223,6 +237,24 @@ def step_config(run: EngineRun) -> Iterable[Finding]:
         )
         run.stop = "config"
         return
+    if speculators:
+        # SpeculatorsConfig is a bare PreTrainedConfig built from transformer_layer_config: a key
+        # it lacks has no class default, and the model build reads these without getattr
+        layer = raw.get("transformer_layer_config") or {}
+        lacking = [k for k in SPECULATORS_REQUIRED if layer.get(k) is None]
+        if lacking:
+            refused.append(
+                finding(
+                    "config.model_type",
+                    "error",
+                    NAME,
+                    f"transformer_layer_config lacks {', '.join(lacking)}: vLLM's SpeculatorsConfig has no "
+                    f"class defaults, so building the draft raises AttributeError ('SpeculatorsConfig' object "
+                    f"has no attribute {lacking[0]!r}); write them",
+                    (SPEC_BASE, EAGLE3_LAYER),
+                    missing=lacking,
+                )
+            )
     if refused:
         yield from refused
         run.stop = "config"
