@@ -94,7 +94,11 @@ def detect_format(
         # Qwen3ForCausalLM): vLLM's EAGLEConfig serves it as "Eagle3" + the name
         if one_layer and config.get("draft_vocab_size") is not None:
             return "A"
-        if arch == "LlamaForCausalLM" and one_layer and config.get("truncated_vocab_size") is not None:
+        if (
+            arch == "LlamaForCausalLM"
+            and one_layer
+            and config.get("truncated_vocab_size") is not None
+        ):
             return "nebius"
     return None
 

@@ -733,4 +733,6 @@ def test_debug_keeps_the_exit_code_of_bad_input():
         text=True,
     )
     assert proc.returncode == 2
-    assert "Traceback" in proc.stderr and proc.stderr.rstrip().splitlines()[-1].startswith("recipecli")
+    assert "Traceback" in proc.stderr and proc.stderr.rstrip().splitlines()[-1].startswith(
+        "recipecli"
+    )
