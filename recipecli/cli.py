@@ -35,7 +35,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     ),
     "verify-kernel": (
         "verify_kernel",
-        "Run the fused EAGLE3 RMSNorm kernel against its torch reference on a draft's norms.",
+        "Run the fused EAGLE3 RMSNorm kernel against its reference on a draft's norms.",
         "recipecli verify-kernel --draft ./my-draft --device cpu --tokens 1,7",
     ),
     "render": (

@@ -70,7 +70,7 @@ RECIPE_SETTINGS: tuple[tuple[str, str], ...] = (
     type=click.Choice(["auto", "cpu", "cuda", "skip"]),
     default="auto",
     show_default=True,
-    help="Run the fused RMSNorm kernel against the torch reference on the draft's own norms: "
+    help="Run the fused RMSNorm kernel against its reference on the draft's own norms: "
     "auto = CUDA if present, else Triton's CPU interpreter; skip = do not (no torch import). "
     "Without torch/triton installed: a kernel.skipped note.",
 )
@@ -103,7 +103,7 @@ def command(
     as_json,
     strict,
 ) -> int:
-    """Will DRAFT (an EAGLE3 draft) serve with TARGET on vLLM and tokenspeed, at each TP size?
+    """Will DRAFT (an EAGLE3 draft) serve with TARGET on vLLM, tokenspeed and SGLang, at each TP size?
 
     TARGET and DRAFT are checkpoint directories, snapshot .json files or Hub repo ids. Exit 0 when
     no finding is an error, 1 when some is, 2 for bad input.

@@ -82,8 +82,11 @@ def command(
         for name in bundled_names():
             r = load_recipe(name)
             click.echo(
-                f"{name}\t{r.get('title', '')}\t(engines: vllm, tokenspeed; hardware: "
-                f"{', '.join(r.get('hardware') or {}) or 'none'})"
+                f"{name}\t{r.get('title', '')}\t(engines: "
+                + ", ".join(
+                    e for e in ("vllm", "tokenspeed") if e not in (r.get("unsupported") or {})
+                )
+                + f"; hardware: {', '.join(r.get('hardware') or {}) or 'none'})"
             )
         return 0
     if recipe is None:

@@ -15,7 +15,8 @@ def _ints(text: str, option: str) -> list[int]:
         values = [int(v) for v in text.split(",") if v.strip() != ""]
     except ValueError:
         raise UsageError(
-            f"{option} {text!r}: expected comma-separated integers, e.g. 0,1,7,64"
+            f"{option} {text!r}: expected comma-separated integers, e.g. "
+            + ("4096,4096" if option == "--widths" else "0,1,7,64")
         ) from None
     if not values or any(v < 0 for v in values):
         raise UsageError(f"{option} {text!r}: expected non-negative integers")

@@ -194,7 +194,7 @@ def codes_page(models: list[EngineModel]) -> str:
         "# Finding codes",
         "",
         "Every code `recipecli check` reports (JSON key `code`; stable: a renamed code keeps its old "
-        "name as an alias). A finding's `engine` is `vllm`, `tokenspeed`, or `any` for a property of "
+        "name as an alias). A finding's `engine` is an engine's name (`vllm`, `tokenspeed`, `sglang`), or `any` for a property of "
         "the checkpoint itself; its `source` names the engine file and function.",
         "",
     ]
