@@ -461,3 +461,36 @@ def fc_fits_k(run: EngineRun) -> bool:
     if info is None or len(info.shape) != 2:
         return True
     return info.shape[1] == run.get("k") * run.get("Ht")
+
+
+def no_tensor_findings(run: EngineRun, source: Any) -> list[Finding]:
+    """What an engine says about a draft source without a tensor table: a bare config or a
+    snapshot without tensors was not checked (``tensor.unchecked``); a folder without weight
+    files has nothing to serve (``tensor.missing``)."""
+    from recipecli.engines.base import finding
+
+    ck = run.ctx.draft_ck
+    if ck.kind in ("config", "snapshot"):
+        return [
+            finding(
+                "tensor.unchecked",
+                "warning",
+                run.engine,
+                f"draft source {ck.kind!r} has no tensor table: tensor, shape and vocab-map checks "
+                "were skipped; check the checkpoint directory (or a snapshot of it)",
+                source,
+                kind=ck.kind,
+            )
+        ]
+    return [
+        finding(
+            "tensor.missing",
+            "error",
+            run.engine,
+            "draft has no weight files (no model.safetensors, index or pytorch_model.bin next to "
+            "config.json): nothing to serve; download the weights",
+            source,
+            missing=["<all weights>"],
+            root=ck.root,
+        )
+    ]

@@ -25,6 +25,7 @@ from recipecli.engines.common import (
     default_aux_layers,
     fc_fits_k,
     heads_ok,
+    no_tensor_findings,
     optional_shapes,
     pad64,
     resolve_geometry,
@@ -588,27 +589,7 @@ def step_tensors(run: EngineRun) -> Iterable[Finding]:
             target_hidden=t.H,
         )
     if not tensors:
-        if ctx.draft_ck.kind in ("config", "snapshot"):
-            yield finding(
-                "tensor.unchecked",
-                "warning",
-                NAME,
-                f"draft source {ctx.draft_ck.kind!r} has no tensor table: tensor, shape and vocab-map checks "
-                "were skipped; check the checkpoint directory (or a snapshot of it)",
-                DRAFT_LOAD,
-                kind=ctx.draft_ck.kind,
-            )
-        else:
-            yield finding(
-                "tensor.missing",
-                "error",
-                NAME,
-                "draft has no weight files (no model.safetensors, index or pytorch_model.bin next to "
-                "config.json): nothing to serve; download the weights",
-                DRAFT_LOAD,
-                missing=["<all weights>"],
-                root=ctx.draft_ck.root,
-            )
+        yield from no_tensor_findings(run, DRAFT_LOAD)
         return
     if d.attention == "MLA":
         return  # the MLA draft's attention tensors follow DeepseekV3's layout; not modelled tensor by tensor

@@ -29,6 +29,7 @@ from recipecli.engines.common import (
     default_aux_layers,
     fc_fits_k,
     heads_ok,
+    no_tensor_findings,
     optional_shapes,
     pad64,
     resolve_geometry,
@@ -680,27 +681,7 @@ def step_tensors(run: EngineRun) -> Iterable[Finding]:
     ctx = run.ctx
     tensors = ctx.draft_ck.tensors
     if not tensors:
-        if ctx.draft_ck.kind in ("config", "snapshot"):
-            yield finding(
-                "tensor.unchecked",
-                "warning",
-                NAME,
-                f"draft source {ctx.draft_ck.kind!r} has no tensor table: tensor, shape and vocab-map "
-                "checks were skipped; check the checkpoint directory (or a snapshot of it)",
-                EAGLE3_LOAD,
-                kind=ctx.draft_ck.kind,
-            )
-        else:
-            yield finding(
-                "tensor.missing",
-                "error",
-                NAME,
-                "draft has no weight files (no model.safetensors, index or pytorch_model.bin next to "
-                "config.json): nothing to serve; download the weights",
-                EAGLE3_LOAD,
-                missing=["<all weights>"],
-                root=ctx.draft_ck.root,
-            )
+        yield from no_tensor_findings(run, EAGLE3_LOAD)
         return
     want = allocated(run)
     missing = [n for n in want if n not in tensors]
