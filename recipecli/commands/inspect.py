@@ -7,7 +7,7 @@ import json
 import click
 
 from recipecli.commands.hub_option import timeout_option
-from recipecli.output import atomic_write_text, emit_json
+from recipecli.output import atomic_write_text, emit_json, to_jsonable
 
 #: Tensor tables longer than this are printed as compact JSON (see docs/inspect.md).
 COMPACT_JSON_TENSORS = 5000
@@ -60,7 +60,9 @@ def command(source: str, revision: str | None, as_json: bool, save_metadata: str
         if len(ck.tensors) > COMPACT_JSON_TENSORS:
             # Large tables (DeepSeek-V3: 92k tensors) print compact: Python's indenting encoder
             # would cost seconds; pipe through `jq` for a pretty view.
-            head = json.dumps(summary, ensure_ascii=False, separators=(",", ":"))
+            head = json.dumps(
+                to_jsonable(summary), ensure_ascii=False, separators=(",", ":"), allow_nan=False
+            )
             click.echo(head[:-1] + ',"tensors":' + tensor_table_json(ck) + "}")
         else:
             emit_json({**summary, "tensors": tensor_table(ck)}, plain=True)

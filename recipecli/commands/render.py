@@ -121,7 +121,10 @@ def command(
             | ({"point": r.point} if r.point else {})
             for r in rendered
         ]
-        click.echo(json.dumps(docs[0] if len(docs) == 1 else docs, indent=2, ensure_ascii=False))
+        from recipecli.output import to_jsonable
+
+        payload = to_jsonable(docs[0] if len(docs) == 1 else docs)
+        click.echo(json.dumps(payload, indent=2, ensure_ascii=False, allow_nan=False))
         return 0
     if fmt == "vllm-config":
         import yaml
