@@ -38,7 +38,7 @@ from recipecli.recipes.loader import Recipe, bundled_names, load_recipe
 from recipecli.recipes.render import Rendered, format_shell, render_command
 from recipecli.recipes.templating import render_template
 
-ENGINE_TITLES: dict[str, str] = {"vllm": "vLLM", "tokenspeed": "tokenspeed"}
+ENGINE_TITLES: dict[str, str] = {"vllm": "vLLM", "tokenspeed": "tokenspeed", "sglang": "SGLang"}
 ENGINES: tuple[str, ...] = tuple(ENGINE_TITLES)
 VENDOR_TITLES: dict[str, str] = {"nvidia": "NVIDIA", "amd": "AMD"}
 WHAT_TITLES: dict[str, str] = {
@@ -544,7 +544,7 @@ def models_page(
 
     Args:
         recipes: recipes sorted by name.
-        engine: ``vllm`` or ``tokenspeed``.
+        engine: ``vllm``, ``tokenspeed`` or ``sglang``.
         templates: ``--templates DIR`` overriding ``templates/docs_models.md.j2``.
         out_dir: output directory: ``render`` commands name a user's recipe file relative to
             it (None: by recipe name).
@@ -628,7 +628,7 @@ def recipe_page(
         for engine in engines:
             cmds = render_commands(recipe, engine, hw)
             renders[(hw, engine)] = cmds[0].rendered
-            for c in cmds:
+            for c in cmds if not unsupported_reason(recipe, engine) else ():
                 for w in c.rendered.warnings:
                     warnings.setdefault(prose(w.message), {})[ENGINE_TITLES[engine]] = None
             per_engine.append(
@@ -723,7 +723,7 @@ class DocsOptions:
     """Options of a docs run.
 
     Attributes:
-        engines: engines to document (``vllm``, ``tokenspeed``).
+        engines: engines to document (``vllm``, ``tokenspeed``, ``sglang``).
         checkpoints: one of :data:`CHECKPOINT_MODES`.
         templates: directory overriding the bundled ``docs_*.md.j2`` templates.
     """

@@ -16,8 +16,11 @@ from typing import Any
 from recipecli.recipes.loader import Recipe
 from recipecli.recipes.render import Rendered
 
-#: Serve flags that carry the target's tensor-parallel size (vLLM, tokenspeed).
-TP_FLAGS: tuple[str, ...] = ("--tensor-parallel-size", "--tp", "--attn-tp-size")
+#: Serve flags that carry the target's tensor-parallel size (vLLM, tokenspeed; SGLang 0.5.23
+#: --tp-size, arg_groups/fields/parallel.py tp_size).
+TP_FLAGS: tuple[str, ...] = ("--tensor-parallel-size", "--tp", "--attn-tp-size", "--tp-size")
+#: Serve flags that carry the serving length (SGLang: --context-length, fields/model.py).
+LENGTH_FLAGS: tuple[str, ...] = ("--max-model-len", "--context-length")
 
 
 @dataclass(frozen=True)
@@ -76,7 +79,7 @@ def deployment(recipe: Recipe, serve: Rendered) -> Deployment:
     """
     target, draft = pair_of(recipe, serve.hardware)
     tp = int(_flag(serve, TP_FLAGS) or 1)
-    mml = _flag(serve, ("--max-model-len",))
+    mml = _flag(serve, LENGTH_FLAGS)
     draft_tp = None
     spec = _flag(serve, ("--speculative-config",))
     if isinstance(spec, Mapping):  # vLLM's --speculative-config; tokenspeed has no draft TP

@@ -208,15 +208,21 @@ def test_bundled_recipes_pass_strict():
     assert proc.returncode == 0, proc.stdout
     doc = json.loads(proc.stdout)
     assert doc["ok"] is True
-    # llama3.1-8b-eagle3 and qwen3-30b-a3b-eagle3 say why tokenspeed cannot serve their pair
-    # (`unsupported: tokenspeed`): an info, not a warning
+    # llama3.1-8b-eagle3 and qwen3-30b-a3b-eagle3 say why tokenspeed and SGLang cannot serve
+    # their pair, minimax-m3-eagle3 why SGLang cannot (`unsupported:`): infos, not warnings
     assert [
         [(f["code"], f["severity"], f["engine"]) for f in r["findings"]] for r in doc["recipes"]
     ] == [
         [],
-        [("recipe.engine_unsupported", "info", "tokenspeed")],
-        [],
-        [("recipe.engine_unsupported", "info", "tokenspeed")],
+        [
+            ("recipe.engine_unsupported", "info", "tokenspeed"),
+            ("recipe.engine_unsupported", "info", "sglang"),
+        ],
+        [("recipe.engine_unsupported", "info", "sglang")],
+        [
+            ("recipe.engine_unsupported", "info", "tokenspeed"),
+            ("recipe.engine_unsupported", "info", "sglang"),
+        ],
     ]
 
 
@@ -252,8 +258,15 @@ def test_override_absent_unless_declared(tmp_path):
         target="nvidia/MiniMax-M3-NVFP4",
         text_overrides={"index_topk_freq": 4, "rope_foo": 1},
         text_overrides_known_keys=["index_topk_freq"],
+        # SGLang has no placement for text overrides on this wrapped target
+        # (recipe.override_breaks_draft: tests/test_render_sglang.py); the recipe says so
+        unsupported={"sglang": "no override placement"},
     )
-    got = [(f.code, f.severity, f.evidence["key"]) for f in lint_recipe(path)]
+    got = [
+        (f.code, f.severity, f.evidence["key"])
+        for f in lint_recipe(path)
+        if f.code != "recipe.engine_unsupported"
+    ]
     assert got == [("recipe.override_absent", "warning", "rope_foo")]
     assert run_lint(path).returncode == 0
     assert run_lint("--strict", path).returncode == 1

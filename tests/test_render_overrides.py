@@ -152,8 +152,11 @@ def test_every_source_reaches_the_text_config(tmp_path, source, target, engine):
     else:
         assert value == {KEY: 3e-06}
     assert [w for w in r.warnings if w.severity == "error"] == []
-    # lint agrees: no error for this recipe (lint reads the bundled snapshots only)
-    assert [f for f in lint_recipe(path) if f.severity == "error"] == []
+    # lint agrees: no error for this engine (lint reads the bundled snapshots only; SGLang has
+    # no placement for a wrapped target and reports its own error: tests/test_render_sglang.py)
+    assert [
+        f for f in lint_recipe(path) if f.severity == "error" and f.engine in (engine, "any")
+    ] == []
 
 
 @pytest.mark.parametrize("engine", ["vllm", "tokenspeed"])

@@ -8,6 +8,7 @@ import click
 from recipecli.commands.completion import complete_recipe, hardware_completer
 from recipecli.errors import EXIT_FINDINGS, EXIT_OK
 from recipecli.output import emit_json
+from recipecli.recipes.engines import ENGINES
 
 
 @click.command("diff")
@@ -15,14 +16,14 @@ from recipecli.output import emit_json
 @click.argument("recipe_b", metavar="[B]", required=False, shell_complete=complete_recipe)
 @click.option(
     "--engine",
-    type=click.Choice(["vllm", "tokenspeed"]),
+    type=click.Choice(list(ENGINES)),
     default="vllm",
     show_default=True,
     help="Engine of A.",
 )
 @click.option(
     "--vs-engine",
-    type=click.Choice(["vllm", "tokenspeed"]),
+    type=click.Choice(list(ENGINES)),
     default=None,
     help="Engine of B (default: --engine).",
 )

@@ -8,6 +8,7 @@ import click
 from recipecli.commands.completion import complete_recipe
 from recipecli.errors import EXIT_FINDINGS, EXIT_OK
 from recipecli.output import emit_json
+from recipecli.recipes.engines import ENGINES
 
 
 @click.command("docs")
@@ -30,7 +31,7 @@ from recipecli.output import emit_json
 )
 @click.option(
     "--engine",
-    type=click.Choice(["vllm", "tokenspeed", "all"]),
+    type=click.Choice([*ENGINES, "all"]),
     default="all",
     show_default=True,
     help="Engines to document (one models page per engine).",
@@ -91,7 +92,7 @@ def command(
     else:
         out_dir = out_dir or "docs/recipes"
         loaded = collect_recipes(recipes, bundled=bundled)
-        engines = ("vllm", "tokenspeed") if engine == "all" else (engine,)
+        engines = ENGINES if engine == "all" else (engine,)
         pages = generate(loaded, out_dir, DocsOptions(engines, checkpoints, templates))
         inputs = [(f"the recipe directory {r}", r) for r in recipes if Path(r).is_dir()]
         inputs += [(f"the recipe {r.path}", r.path) for r in loaded]

@@ -1,4 +1,4 @@
-"""`recipecli render RECIPE --engine vllm|tokenspeed`: serve, bench and eval commands from one
+"""`recipecli render RECIPE --engine vllm|tokenspeed|sglang`: serve, bench and eval commands from one
 YAML recipe (a file or a bundled recipe name; `--list` shows the bundled ones)."""
 
 from __future__ import annotations
@@ -9,11 +9,12 @@ import click
 
 from recipecli.commands.completion import complete_hardware, complete_recipe, complete_source
 from recipecli.errors import UsageError
+from recipecli.recipes.engines import ENGINES
 
 
 @click.command("render")
 @click.argument("recipe", required=False, shell_complete=complete_recipe)
-@click.option("--engine", type=click.Choice(["vllm", "tokenspeed"]), help="Engine to render for.")
+@click.option("--engine", type=click.Choice(list(ENGINES)), help="Engine to render for.")
 @click.option(
     "--hardware",
     shell_complete=complete_hardware,
@@ -83,16 +84,14 @@ def command(
             r = load_recipe(name)
             click.echo(
                 f"{name}\t{r.get('title', '')}\t(engines: "
-                + ", ".join(
-                    e for e in ("vllm", "tokenspeed") if e not in (r.get("unsupported") or {})
-                )
+                + ", ".join(e for e in ENGINES if e not in (r.get("unsupported") or {}))
                 + f"; hardware: {', '.join(r.get('hardware') or {}) or 'none'})"
             )
         return 0
     if recipe is None:
         raise UsageError("missing RECIPE (a file or a bundled name; see `recipecli render --list`)")
     if engine is None:
-        raise UsageError("missing --engine (vllm or tokenspeed)")
+        raise UsageError(f"missing --engine ({', '.join(ENGINES)})")
     if fmt == "vllm-config" and (engine != "vllm" or what != "serve"):
         raise UsageError("--format vllm-config needs --engine vllm and --what serve")
 

@@ -6,6 +6,10 @@
 * tokenspeed: ``tokenspeed.json``, the ``tokenspeed serve`` flags recipes use, with their types,
   choices and switches read from lightseekorg/tokenspeed f4d8ec6e
   ``python/tokenspeed/runtime/utils/server_args.py`` ``ServerArgs.add_cli_args``.
+* SGLang: ``sglang-<version>.json``, built by ``scripts/build_sglang_flag_catalog.py`` from the
+  0.5.23 wheel's ``sglang/srt/server_args.py`` ``ServerArgs.add_cli_args`` (``ast`` over the
+  ``sglang/srt/arg_groups/fields/*.py`` fields it registers, plus its literal ``add_argument``
+  calls).
 
 Every flag entry has a ``kind`` (how it is written) and a ``type`` (what value it takes:
 ``str``, ``int``, ``float``, ``json``, ``json_or_str``, ``optional``, ``switch``), with ``choices``
@@ -24,9 +28,11 @@ from pathlib import Path
 from typing import Any
 
 VLLM_PINNED = "0.33.0"
+SGLANG_PINNED = "0.5.23"
 CATALOG_FILES: dict[str, str] = {
     "vllm": f"vllm-{VLLM_PINNED}.json",
     "tokenspeed": "tokenspeed.json",
+    "sglang": f"sglang-{SGLANG_PINNED}.json",
 }
 
 

@@ -1,8 +1,9 @@
 """Engine data tables used to render and lint recipes: no if-chains per engine, only rows.
 
 Every row cites where the engine rule comes from: the engine's repository, version or commit,
-file and function (vLLM v0.33.0; lightseekorg/tokenspeed f4d8ec6e), a public PR or issue, or a
-section of docs/engines/vllm.md / docs/engines/tokenspeed.md.
+file and function (vLLM v0.33.0; lightseekorg/tokenspeed f4d8ec6e; sgl-project/sglang 0.5.23, the
+PyPI wheel, paths under python/sglang/srt/), a public PR or issue, or a section of
+docs/engines/vllm.md / docs/engines/tokenspeed.md / docs/engines/sglang.md.
 """
 
 from __future__ import annotations
@@ -11,34 +12,76 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-ENGINES: tuple[str, ...] = ("vllm", "tokenspeed")
+ENGINES: tuple[str, ...] = ("vllm", "tokenspeed", "sglang")
 VENDORS: tuple[str, ...] = ("amd", "nvidia")
 WHATS: tuple[str, ...] = ("serve", "bench", "eval")
 
 # serve field -> (JSON-schema type, {engine: long flag}). Same meaning on both engines (the flags
 # are in recipecli/data/catalogs: vLLM's built from the v0.33.0 wheel's vllm/engine/arg_utils.py,
-# tokenspeed's from f4d8ec6e python/tokenspeed/runtime/utils/server_args.py ServerArgs.add_cli_args).
+# tokenspeed's from f4d8ec6e python/tokenspeed/runtime/utils/server_args.py ServerArgs.add_cli_args,
+# SGLang's from 0.5.23 server_args.py ServerArgs.add_cli_args by scripts/build_sglang_flag_catalog.py).
+# SGLang names: tp_size (--tp-size; --tensor-parallel-size is its alias) in arg_groups/fields/
+# parallel.py; context_length, kv_cache_dtype, trust_remote_code in fields/model.py;
+# max_running_requests, mem_fraction_static (weights + KV pool, SGLang's counterpart of vLLM's
+# fraction) and page_size (tokens per KV page) in fields/schedule.py; host, port,
+# served_model_name in fields/serving.py. enforce_eager has no one SGLang flag (its
+# --disable-cuda-graph is deprecated for two --cuda-graph-backend-{decode,prefill}=disabled).
 SERVE_FIELDS: dict[str, tuple[str, dict[str, str]]] = {
     "tensor_parallel_size": (
         "integer",
-        {"vllm": "--tensor-parallel-size", "tokenspeed": "--tensor-parallel-size"},
+        {
+            "vllm": "--tensor-parallel-size",
+            "tokenspeed": "--tensor-parallel-size",
+            "sglang": "--tp-size",
+        },
     ),
-    "max_model_len": ("integer", {"vllm": "--max-model-len", "tokenspeed": "--max-model-len"}),
-    "max_num_seqs": ("integer", {"vllm": "--max-num-seqs", "tokenspeed": "--max-num-seqs"}),
+    "max_model_len": (
+        "integer",
+        {"vllm": "--max-model-len", "tokenspeed": "--max-model-len", "sglang": "--context-length"},
+    ),
+    "max_num_seqs": (
+        "integer",
+        {
+            "vllm": "--max-num-seqs",
+            "tokenspeed": "--max-num-seqs",
+            "sglang": "--max-running-requests",
+        },
+    ),
     "gpu_memory_utilization": (
         "number",
-        {"vllm": "--gpu-memory-utilization", "tokenspeed": "--gpu-memory-utilization"},
+        {
+            "vllm": "--gpu-memory-utilization",
+            "tokenspeed": "--gpu-memory-utilization",
+            "sglang": "--mem-fraction-static",
+        },
     ),
-    "kv_cache_dtype": ("string", {"vllm": "--kv-cache-dtype", "tokenspeed": "--kv-cache-dtype"}),
-    "block_size": ("integer", {"vllm": "--block-size", "tokenspeed": "--block-size"}),
+    "kv_cache_dtype": (
+        "string",
+        {
+            "vllm": "--kv-cache-dtype",
+            "tokenspeed": "--kv-cache-dtype",
+            "sglang": "--kv-cache-dtype",
+        },
+    ),
+    "block_size": (
+        "integer",
+        {"vllm": "--block-size", "tokenspeed": "--block-size", "sglang": "--page-size"},
+    ),
     "trust_remote_code": (
         "boolean",
-        {"vllm": "--trust-remote-code", "tokenspeed": "--trust-remote-code"},
+        {
+            "vllm": "--trust-remote-code",
+            "tokenspeed": "--trust-remote-code",
+            "sglang": "--trust-remote-code",
+        },
     ),
     "enforce_eager": ("boolean", {"vllm": "--enforce-eager", "tokenspeed": "--enforce-eager"}),
-    "served_model_name": ("string", {"vllm": "--served-model-name"}),
-    "host": ("string", {"vllm": "--host", "tokenspeed": "--host"}),
-    "port": ("integer", {"vllm": "--port", "tokenspeed": "--port"}),
+    "served_model_name": (
+        "string",
+        {"vllm": "--served-model-name", "sglang": "--served-model-name"},
+    ),
+    "host": ("string", {"vllm": "--host", "tokenspeed": "--host", "sglang": "--host"}),
+    "port": ("integer", {"vllm": "--port", "tokenspeed": "--port", "sglang": "--port"}),
 }
 
 # serve field -> extra JSON-schema keywords (ranges), checked by the schema (recipe files, lint)
@@ -73,6 +116,22 @@ def serve_field_schema(name: str) -> dict[str, Any]:
 SERVE_COMMAND: dict[str, tuple[str, ...]] = {
     "vllm": ("vllm", "serve"),
     "tokenspeed": ("tokenspeed", "serve"),
+    # SGLang 0.5.23 sglang/launch_server.py: `python -m sglang.launch_server` parses
+    # ServerArgs.add_cli_args; the model is the required --model-path (fields/model.py model_path
+    # has no default, so add_cli_args_from_dataclass makes it required), not a positional.
+    "sglang": ("python", "-m", "sglang.launch_server"),
+}
+
+# engine -> the flag that names the target when it is not a positional after SERVE_COMMAND.
+SERVE_MODEL_FLAG: dict[str, str] = {"sglang": "--model-path"}
+
+# serve field -> {engine: {recipe value: engine spelling}}: values a recipe writes the vLLM way
+# that another engine spells differently. SGLang 0.5.23 --kv-cache-dtype (fields/model.py
+# kv_cache_dtype choices: auto, fp8_e5m2, fp8_e4m3, mxfp8, bf16, bfloat16, nvfp4, fp4_mx_block16)
+# has no plain "fp8"; vLLM's "fp8" is its fp8_e4m3 (v0.33.0 vllm/config/cache.py CacheDType,
+# "fp8" = "fp8_e4m3" on CUDA).
+SERVE_VALUE_SPELLING: dict[str, dict[str, dict[Any, Any]]] = {
+    "kv_cache_dtype": {"sglang": {"fp8": "fp8_e4m3"}},
 }
 
 # recipe speculative.method -> tokenspeed --speculative-algorithm (tokenspeed f4d8ec6e
@@ -86,6 +145,10 @@ TOKENSPEED_ALGORITHM: dict[str, str] = {"eagle3": "EAGLE3"}
 OVERRIDES_FLAG: dict[str, tuple[str, bool]] = {
     "vllm": ("--hf-overrides", True),
     "tokenspeed": ("--hf-overrides", False),
+    # SGLang 0.5.23 fields/model.py json_model_override_args (JSON text), applied one level deep
+    # to the target's AND the draft's config (utils/hf_transformers/config.py get_config;
+    # docs/engines/sglang.md#json-model-override-args): recipecli/recipes/overrides.py.
+    "sglang": ("--json-model-override-args", False),
 }
 
 # Keys that are engine flags, not model-config fields: placed in --hf-overrides they are set on
@@ -173,10 +236,46 @@ def _vllm_spec(method: str, draft: str, n: int, extra: Mapping[str, Any]) -> lis
     return [("--speculative-config", config)]
 
 
+# recipe speculative.method -> SGLang --speculative-algorithm (SGLang 0.5.23 fields/spec.py
+# speculative_algorithm: builtins EAGLE, EAGLE3, NEXTN, STANDALONE, NGRAM, DFLASH, DSPARK, UNO).
+SGLANG_ALGORITHM: dict[str, str] = {"eagle3": "EAGLE3"}
+
+
+def _sglang_spec(method: str, draft: str, n: int, extra: Mapping[str, Any]) -> list:
+    """SGLang EAGLE3 flags: a chain of ``n`` draft steps, top-k 1, ``n + 1`` draft tokens.
+
+    SGLang 0.5.23 arg_groups/speculative_hook.py ``_handle_eagle_family``: with
+    ``--speculative-num-steps`` unset it asserts top-k and draft tokens are unset too and picks all
+    three itself (``_auto_choose_speculative_params``); with steps given, top-k must be given
+    (it is compared with ``> 1``); with top-k 1, draft tokens are reset to steps + 1. So all three
+    are rendered, consistently (docs/engines/sglang.md). A wider tree (top-k > 1) is set with the
+    engine args ``speculative-eagle-topk`` / ``speculative-num-draft-tokens``.
+
+    Raises:
+        RecipeError: a method with no SGLang algorithm.
+    """
+    algo = SGLANG_ALGORITHM.get(method)
+    if algo is None:
+        from recipecli.errors import RecipeError
+
+        raise RecipeError(
+            f"speculative.method {method!r} has no SGLang algorithm "
+            f"(known: {', '.join(SGLANG_ALGORITHM)})"
+        )
+    return [
+        ("--speculative-algorithm", algo),
+        ("--speculative-draft-model-path", draft),
+        ("--speculative-num-steps", n),
+        ("--speculative-eagle-topk", 1),
+        ("--speculative-num-draft-tokens", n + 1),
+    ]
+
+
 # engine -> builder(method, draft, num_speculative_tokens, extra config keys) -> [(flag, value)]
 SPECULATIVE_FLAGS: dict[str, Callable[[str, str, int, Mapping[str, Any]], list]] = {
     "vllm": _vllm_spec,
     "tokenspeed": _tokenspeed_spec,
+    "sglang": _sglang_spec,
 }
 
 

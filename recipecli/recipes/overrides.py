@@ -26,6 +26,17 @@ The merged text keys are then placed where the engine reads them:
   ``thinker_config[.text_config]``), for the target and for the draft alike
   (``runtime/engine/event_loop.py`` ``_load_model_config``). So text keys go flat; a wrapper key
   cannot be reached (docs/engines/tokenspeed.md#hf-overrides).
+* SGLang (0.5.23, the PyPI wheel, ``python/sglang/srt/utils/hf_transformers/config.py``
+  ``get_config``): ``--json-model-override-args`` is applied to the target's config AND to the
+  EAGLE3 draft's (``configs/model_config.py`` ``ModelConfig.from_server_args`` passes the same
+  JSON for both), one level deep: a dict value onto an existing sub-config is merged into it
+  (``current.update``), any other key is ``setattr`` on the TOP-level config. So on a plain target
+  text keys go flat (and reach the draft too); on a wrapped target the nested form is the only
+  one that reaches the text model, and it sets a ``text_config`` dict on the flat draft config,
+  which ``utils/hf_transformers/common.py`` ``get_hf_text_config`` then rejects at start-up
+  (``assert hasattr(text_config, "num_attention_heads")``). No placement works for a wrapped
+  target with a flat EAGLE3 draft: ``recipe.override_breaks_draft`` (error;
+  docs/engines/sglang.md#json-model-override-args).
 
 Findings (codes are a public interface): ``recipe.override_is_engine_flag`` (error: an engine flag
 such as ``max_model_len`` inside the overrides, which no engine reads there),
@@ -101,7 +112,32 @@ TOKENSPEED_RULE = (
     "lightseekorg/tokenspeed f4d8ec6e python/tokenspeed/runtime/utils/hf_transformers_utils.py "
     "get_config; docs/engines/tokenspeed.md#hf-overrides"
 )
-RULES: dict[str, str] = {"vllm": VLLM_RULE, "tokenspeed": TOKENSPEED_RULE}
+SGLANG_RULE = (
+    "sgl-project/sglang 0.5.23 python/sglang/srt/utils/hf_transformers/config.py get_config, "
+    "configs/model_config.py ModelConfig.from_server_args; "
+    "docs/engines/sglang.md#json-model-override-args"
+)
+RULES: dict[str, str] = {"vllm": VLLM_RULE, "tokenspeed": TOKENSPEED_RULE, "sglang": SGLANG_RULE}
+
+# SGLang: flat keys are set on the EAGLE3 draft's config as well (ModelConfig.from_server_args ->
+# get_config with is_draft_model=True); these change the draft's geometry or positions
+# (models/llama_eagle3.py LlamaModel.__init__ builds num_hidden_layers layers of hidden_size from
+# them; configs/model_config.py _derive_context_length reads max_position_embeddings / rope).
+SGLANG_DRAFT_SHARED_KEYS: frozenset[str] = frozenset(
+    {
+        "num_hidden_layers",
+        "vocab_size",
+        "hidden_size",
+        "intermediate_size",
+        "num_attention_heads",
+        "num_key_value_heads",
+        "head_dim",
+        "max_position_embeddings",
+        "rope_scaling",
+        "rope_parameters",
+        "rope_theta",
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -327,6 +363,20 @@ def place_overrides(
             if not force:
                 text.pop(key)
             continue
+        if engine == "sglang" and key in WRAPPER_KEYS and config is not None:
+            add(
+                "recipe.override_breaks_draft",
+                "error",
+                key,
+                f"{src.label}: SGLang applies --json-model-override-args to the draft config "
+                f"too: on this plain target a {key} key sets a {key} dict on both configs, and "
+                f"get_hf_text_config then fails at start-up (no num_attention_heads); give the "
+                f"text-config keys flat",
+                src,
+            )
+            if not force:
+                text.pop(key)
+            continue
         if engine == "tokenspeed" and key in WRAPPER_KEYS and config is not None:
             add(
                 "recipe.override_breaks_draft",
@@ -393,6 +443,9 @@ def place_overrides(
             if not force:
                 top.pop(key)
 
+    if engine == "sglang":
+        return _place_sglang(text, top, path, config, where_of, add, force, findings)
+
     if engine == "vllm":
         value: dict[str, Any] = dict(top)
         if text:
@@ -428,4 +481,61 @@ def place_overrides(
         )
         if force:
             value[key] = item
+    return Placed(value, text, top, tuple(findings))
+
+
+def _place_sglang(
+    text: dict[str, Any],
+    top: dict[str, Any],
+    path: tuple[str, ...],
+    config: Mapping[str, Any] | None,
+    where_of: Mapping[str, OverrideSource],
+    add: Any,
+    force: bool,
+    findings: list[Finding],
+) -> Placed:
+    """SGLang's placement (module docstring): flat on a plain target; nothing that works on a
+    wrapped one (``recipe.override_breaks_draft``; with ``force`` the nested form, which reaches
+    the target and breaks the draft)."""
+    value: dict[str, Any] = {}
+    if path and text:
+        key = next(iter(text))
+        src = where_of[key]
+        wrapper = (config or {}).get("model_type", "wrapper")
+        add(
+            "recipe.override_breaks_draft",
+            "error",
+            key,
+            f"{src.label}: no --json-model-override-args placement works for this pair on "
+            f"SGLang: the {wrapper} target reads {', '.join(text)} under {'.'.join(path)}, "
+            f"and SGLang applies the same JSON to the flat EAGLE3 draft config: nested, it sets "
+            f"a {path[0]} dict there and get_hf_text_config fails at start-up; flat, the keys "
+            f"land on the {wrapper} wrapper config, which the text model does not read",
+            src,
+        )
+        if force:
+            value = _nest(path, text)
+    else:
+        value = dict(text)
+        for key in text:
+            if key in SGLANG_DRAFT_SHARED_KEYS:
+                add(
+                    "recipe.override_hits_draft",
+                    "warning",
+                    key,
+                    f"{where_of[key].label}: SGLang applies --json-model-override-args to the "
+                    f"draft config too: overriding {key} changes the EAGLE3 draft as well",
+                    where_of[key],
+                )
+    for key, item in top.items():
+        src = where_of["\0" + key]
+        add(
+            "recipe.override_hits_draft",
+            "warning",
+            key,
+            f"{src.label}: {key} is set on the top-level config of the target and of the "
+            f"EAGLE3 draft alike (SGLang applies --json-model-override-args to both)",
+            src,
+        )
+        value[key] = item
     return Placed(value, text, top, tuple(findings))

@@ -56,7 +56,7 @@ class Rendered:
 
     Attributes:
         what: ``serve``, ``bench`` or ``eval``.
-        engine: ``vllm`` or ``tokenspeed``.
+        engine: ``vllm``, ``tokenspeed`` or ``sglang``.
         hardware: the hardware profile used, or None.
         env: environment to export before the command (name -> value), in order.
         argv: the command as an argv list (no shell involved).
@@ -310,6 +310,12 @@ class Resolved:
 HF_OVERRIDES = "--hf-overrides"
 
 
+def overrides_flag(engine: str) -> str:
+    """The flag that carries config overrides on ``engine`` (:data:`engines.OVERRIDES_FLAG`):
+    ``--hf-overrides`` (vLLM, tokenspeed), ``--json-model-override-args`` (SGLang)."""
+    return E.OVERRIDES_FLAG.get(engine, (HF_OVERRIDES, False))[0]
+
+
 def override_sources(
     recipe: Recipe, engine: str, hw_name: str | None, sets: Sequence[SetItem] = ()
 ) -> list[OverrideSource]:
@@ -323,6 +329,7 @@ def override_sources(
         RecipeError: an ``hf-overrides`` value that is neither a mapping, JSON object text,
             nor false/null (names file:line).
     """
+    flag = overrides_flag(engine)
     out: list[OverrideSource] = []
     overrides = recipe.get("text_overrides")
     if overrides:
@@ -343,10 +350,10 @@ def override_sources(
         )
     for label, path, args in layers:
         for key, value in args.items():
-            if "--" + str(key).lstrip("-") != HF_OVERRIDES:
+            if "--" + str(key).lstrip("-") != flag:
                 continue
             where = recipe.where(*path, str(key))
-            value = normalise_json_value(HF_OVERRIDES, value, engine, where)
+            value = normalise_json_value(flag, value, engine, where)
             if value not in (None, False) and not isinstance(value, Mapping):
                 raise RecipeError(
                     f"{label}.{key} must be a mapping of config keys (or false), "
@@ -361,15 +368,15 @@ def override_sources(
                 out.append(OverrideSource(label, where, {}, True, remove=(item.key,)))
             else:
                 out.append(OverrideSource(label, where, {item.key: item.value}, True))
-        elif item.kind == "flag" and item.key == HF_OVERRIDES:
+        elif item.kind == "flag" and item.key == flag:
             value = None if item.value is False else item.value
             if value is not None and not isinstance(value, Mapping):
                 name, _, raw = item.text.partition("=")
                 raise UsageError(
-                    f"--set {name}={raw!r}: --hf-overrides takes a JSON object of config keys "
+                    f"--set {name}={raw!r}: {flag} takes a JSON object of config keys "
                     f"(or false to drop it), got {type(value).__name__}"
                 )
-            out.append(OverrideSource("--set hf-overrides", f"--set {item.text}", value))
+            out.append(OverrideSource(f"--set {flag[2:]}", f"--set {item.text}", value))
     return out
 
 
@@ -405,7 +412,7 @@ def resolve(
 
     Args:
         recipe: a loaded recipe.
-        engine: ``vllm`` or ``tokenspeed``.
+        engine: ``vllm``, ``tokenspeed`` or ``sglang``.
         hardware: hardware profile name (default: the recipe's ``default_hardware``).
         sets: ``NAME=VALUE`` strings, checked and typed by :func:`check_set`.
         target_config: ``--target-config SOURCE`` override.
@@ -454,7 +461,7 @@ def resolve(
                 sweep = (item.key, item.sweep)
             bench.pop(item.key, None)
             bench[item.key] = item.value
-        elif item.kind == "flag" and item.key != HF_OVERRIDES:
+        elif item.kind == "flag" and item.key != overrides_flag(engine):
             set_layer.append((item.key, item.value))
 
     warnings: list[Finding] = []
@@ -472,6 +479,9 @@ def resolve(
                 )
             )
             continue
+        spelling = E.SERVE_VALUE_SPELLING.get(key, {}).get(engine, {})
+        if isinstance(value, str) and value in spelling:
+            value = spelling[value]
         base.append((flag, value))
 
     n = spec.get("num_speculative_tokens")
@@ -516,10 +526,10 @@ def resolve(
             elif f.severity == "warning":
                 warnings.append(f)
         if placed.value:
-            base.append((HF_OVERRIDES, placed.value))
+            base.append((overrides_flag(engine), placed.value))
 
     def arg_layer(args: Mapping[str, Any] | None) -> list[tuple[str, Any]]:
-        return [(f, v) for f, v in _arg_layer(args) if f != HF_OVERRIDES]
+        return [(f, v) for f, v in _arg_layer(args) if f != overrides_flag(engine)]
 
     hw_args = (hw.get("args") or {}).get(engine)
     layers = [base, arg_layer(eng.get("args")), arg_layer(hw_args), set_layer]
@@ -588,8 +598,10 @@ def served_model(res: Resolved) -> str:
 
 
 def serve_argv(res: Resolved) -> list[str]:
-    """``<engine> serve TARGET`` + the merged flags."""
-    argv = [*E.SERVE_COMMAND[res.engine], res.target]
+    """``<engine> serve TARGET`` (SGLang: ``python -m sglang.launch_server --model-path
+    TARGET``) + the merged flags."""
+    model_flag = E.SERVE_MODEL_FLAG.get(res.engine)
+    argv = [*E.SERVE_COMMAND[res.engine], *([model_flag] if model_flag else []), res.target]
     for flag, value in res.flags.items():
         argv.extend(serve_flag_argv(res.engine, flag, value))
     return argv
@@ -815,7 +827,7 @@ def _rendered(res: Resolved, what: str) -> list[Rendered]:
                 res.env,
                 serve_argv(res),
                 tuple(res.flags.items()),
-                len(E.SERVE_COMMAND[engine]) + 1,
+                len(E.SERVE_COMMAND[engine]) + 1 + (engine in E.SERVE_MODEL_FLAG),
                 res.warnings,
             )
         ]
@@ -858,7 +870,7 @@ def render_command(
 
     Args:
         recipe: a :class:`Recipe` or a recipe path / bundled name.
-        engine: ``vllm`` or ``tokenspeed``.
+        engine: ``vllm``, ``tokenspeed`` or ``sglang``.
         hardware: hardware profile (default: the recipe's ``default_hardware``).
         what: ``serve``, ``bench`` or ``eval``.
         sets: ``NAME=VALUE`` overrides (top layer).
