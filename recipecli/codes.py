@@ -106,6 +106,10 @@ CODES: Mapping[str, tuple[str, str]] = {
         "runs wrong silently",
         "A weight the engine allocates is not in the checkpoint; neither engine's loader notices, it stays uninitialised.",
     ),
+    "tensor.dropped": (
+        "runs wrong silently",
+        "A trained checkpoint tensor the engine skips without an error (e.g. fc.bias in vLLM).",
+    ),
     "tensor.unchecked": (
         "nothing checked",
         "The draft source has no tensor table (a bare config or a snapshot without tensors).",

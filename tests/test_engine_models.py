@@ -421,3 +421,46 @@ def test_speculators_layer_config_without_hidden_act_fails_on_vllm(tmp_path):
     f = one(res, "config.model_type", engine="vllm")
     assert f.evidence == {"missing": ["hidden_act"]}
     assert res.ready_tps("vllm") == []
+
+
+def test_vllm_d2t_with_equal_vocabularies_raises(tmp_path):
+    # llama_eagle3.py Eagle3LlamaForCausalLM: draft_id_to_target_id is None when Vd == V, but
+    # load_weights keeps a shipped d2t (renamed) -> AutoWeightsLoader has no such parameter
+    p = base_pair(Vd=640)
+    res = p.run(tmp_path)
+    assert one(res, "vocab.d2t_ignored", engine="vllm").severity == "error"
+    assert not find(res, "vocab.d2t_ignored", engine="tokenspeed")
+
+
+def test_vllm_drops_fc_bias_silently(tmp_path):
+    # AutoWeightsLoader.load_weights appends ".bias" to ignore_unexpected_suffixes; LlamaModel's
+    # fc is ReplicatedLinear(bias=False): a trained fc.bias is skipped without an error
+    p = base_pair().put("fc.bias", "BF16", (64,))
+    res = p.run(tmp_path)
+    assert one(res, "tensor.dropped", engine="vllm").evidence == {"dropped": ["fc.bias"]}
+
+
+def test_vllm_rope_type_that_is_not_resized(tmp_path):
+    # speculative.py _maybe_override_draft_max_position_embeddings resizes only
+    # _CACHE_ONLY_ROPE_TYPES (default, linear, llama3, ntk, proportional); yarn is not
+    p = base_pair()
+    p.draft["max_position_embeddings"] = 1024
+    p.draft["rope_scaling"] = {
+        "rope_type": "yarn",
+        "factor": 2.0,
+        "original_max_position_embeddings": 1024,
+    }
+    res = p.run(tmp_path)
+    f = one(res, "maxpos.short", engine="vllm")
+    assert (f.severity, f.evidence["rope_type"]) == ("warning", "yarn")
+
+
+def test_vllm_mtp_rewrite_of_a_deepseek_v3_draft(tmp_path):
+    # speculative.py SpeculativeConfig.hf_config_override: model_type deepseek_v3 ->
+    # deepseek_mtp, architectures [DeepSeekMTPModel]; EAGLEConfig -> Eagle3DeepSeekMTPModel, which
+    # registry.py does not register (reasoned from the code: no CPU build of an MLA draft here)
+    p = base_pair()
+    p.draft["model_type"] = "deepseek_v3"
+    res = p.run(tmp_path, engines=("vllm",))
+    f = one(res, "draft.arch_name", engine="vllm")
+    assert f.evidence["architecture"] == "Eagle3DeepSeekMTPModel"

@@ -13,8 +13,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-import numpy as np
-
 from recipecli.draft import DraftModel
 from recipecli.engines.base import (
     EngineModel,
@@ -125,6 +123,12 @@ MAXPOS = src(
     "vLLM #48894",
 )
 LOGITS = src("vllm/model_executor/models/llama_eagle3.py", "Eagle3LlamaForCausalLM.compute_logits")
+
+#: speculative.py SpeculativeConfig.hf_config_override: draft model types rewritten to deepseek_mtp
+MTP_REWRITTEN = frozenset({"deepseek_v3", "deepseek_v32", "glm_moe_dsa"})
+
+#: speculative.py _CACHE_ONLY_ROPE_TYPES: RoPE types whose cache vLLM may simply resize
+CACHE_ONLY_ROPE_TYPES = frozenset({"default", "linear", "llama3", "ntk", "proportional"})
 
 steps = StepList()
 
@@ -382,6 +386,14 @@ def draft_architecture(cfg: dict, d: DraftModel, model_type: str) -> tuple[str, 
             "update_eagle3 (model_type map)",
         )
     arch = d.architecture
+    if model_type in MTP_REWRITTEN:
+        # SpeculativeConfig.hf_config_override runs on every draft config: these model types
+        # become deepseek_mtp with architectures [DeepSeekMTPModel] before EAGLEConfig renames
+        mtp = "DeepseekV32MTPModel" if model_type == "deepseek_v32" else "DeepSeekMTPModel"
+        return f"Eagle3{mtp}", (
+            f"hf_config_override: model_type {model_type!r} -> deepseek_mtp, "
+            f"architectures [{mtp}]; EAGLEConfig: 'Eagle3' + {mtp!r}"
+        )
     if arch.startswith("Eagle3") or arch.endswith("Eagle3"):
         return arch, "EAGLEConfig: kept (starts or ends with Eagle3)"
     return f"Eagle3{arch}", f"EAGLEConfig: 'Eagle3' + {arch!r}"
@@ -390,7 +402,11 @@ def draft_architecture(cfg: dict, d: DraftModel, model_type: str) -> tuple[str, 
 @steps.add(
     "b",
     "Draft architecture",
-    sources=(EAGLE_CFG, REGISTRY),
+    sources=(
+        EAGLE_CFG,
+        REGISTRY,
+        src("vllm/config/speculative.py", "SpeculativeConfig.hf_config_override"),
+    ),
     codes=("draft.arch_name",),
 )
 def step_architecture(run: EngineRun) -> Iterable[Finding]:
@@ -668,6 +684,7 @@ def allocated(run: EngineRun) -> dict[str, tuple[int, ...]]:
         "hidden.mismatch",
         "vocab.d2t_missing",
         "vocab.d2t_ignored",
+        "tensor.dropped",
     ),  # fmt: skip
 )
 def step_tensors(run: EngineRun) -> Iterable[Finding]:
@@ -745,17 +762,31 @@ def step_tensors(run: EngineRun) -> Iterable[Finding]:
             V=V,
         )
     if V is not None and Vd == V and "d2t" in tensors:
-        d2t = ctx.value("d2t")
-        if d2t is not None and np.any(d2t):
-            yield finding(
-                "vocab.d2t_ignored",
-                "error",
-                NAME,
-                "draft_vocab_size equals the target vocab, so vLLM allocates no draft_id_to_target_id and "
-                "the checkpoint's d2t (not all zeros) has no parameter to load into: the load raises; set "
-                "draft_vocab_size to the draft head's rows or drop d2t",
-                (EAGLE3_CAUSAL, WEIGHTS_LOADER),
-            )
+        # load_weights renames d2t to draft_id_to_target_id and keeps it (includes_draft_id_mapping),
+        # but with Vd == V that attribute is None, not a parameter: AutoWeightsLoader raises
+        yield finding(
+            "vocab.d2t_ignored",
+            "error",
+            NAME,
+            "draft_vocab_size equals the target vocab, so vLLM allocates no draft_id_to_target_id and "
+            "the checkpoint's d2t has no parameter to load into: the load raises ('There is no module or "
+            "parameter named ...'); drop d2t (and t2d), or set draft_vocab_size to the draft head's rows",
+            (EAGLE3_CAUSAL, EAGLE3_LOAD, WEIGHTS_LOADER),
+        )
+    bias = [n for n in tensors if n.endswith("fc.bias")]
+    if bias:
+        yield finding(
+            "tensor.dropped",
+            "error",
+            NAME,
+            f"the draft ships {bias[0]}, but vLLM's fc has no bias and its weights loader skips any "
+            "unexpected '.bias' name silently: the draft runs without a trained weight (an EAGLE-1 head?)",
+            (
+                EAGLE3_MODEL,
+                src("vllm/model_executor/models/utils.py", "AutoWeightsLoader.load_weights"),
+            ),
+            dropped=bias,
+        )
 
 
 def _shape_basis(run: EngineRun) -> str:
@@ -901,12 +932,32 @@ def _sharing(run: EngineRun, tp: int, dtp: int):
 @steps.add("g", "Positions", sources=(MAXPOS,), codes=("maxpos.short",))
 def step_positions(run: EngineRun) -> Iterable[Finding]:
     """A draft whose ``max_position_embeddings`` is below the target's ``max_model_len`` has it
-    raised to that length (its rotary cache is resized) when its RoPE type only sizes a cache,
-    with an info log — nothing to do."""
+    raised to that length (its rotary cache is resized) when every RoPE type it uses only sizes a
+    cache (default, linear, llama3, ntk, proportional) — nothing to do; with another RoPE type
+    (yarn, dynamic, longrope …) vLLM limits the serving length to the draft's instead."""
     ctx = run.ctx
     maxpos = run.get("max_position_embeddings")
     want = ctx.max_model_len or ctx.target.max_position_embeddings
     if maxpos is None or want is None or maxpos >= want:
+        return
+    rope = run.config.get("rope_parameters") or run.config.get("rope_scaling") or {}
+    rope_type = (
+        (rope.get("rope_type") or rope.get("type") or "default")
+        if isinstance(rope, dict)
+        else "default"
+    )
+    if rope_type not in CACHE_ONLY_ROPE_TYPES:
+        yield finding(
+            "maxpos.short",
+            "warning",
+            NAME,
+            f"draft max_position_embeddings {maxpos} < serving length {want} with rope_type {rope_type!r}: "
+            f"vLLM does not resize that rotary cache and limits max_model_len to the draft's {maxpos}",
+            MAXPOS,
+            draft=maxpos,
+            serving=want,
+            rope_type=rope_type,
+        )
         return
     yield finding(
         "maxpos.short",
