@@ -438,6 +438,8 @@ def test_vllm_drops_fc_bias_silently(tmp_path):
     p = base_pair().put("fc.bias", "BF16", (64,))
     res = p.run(tmp_path)
     assert one(res, "tensor.dropped", engine="vllm").evidence == {"dropped": ["fc.bias"]}
+    # tokenspeed llama_eagle3.py: fc is ColumnParallelLinear(..., bias=False), unknown names skipped
+    assert one(res, "tensor.dropped", engine="tokenspeed").evidence == {"dropped": ["fc.bias"]}
 
 
 def test_vllm_rope_type_that_is_not_resized(tmp_path):

@@ -540,6 +540,7 @@ def allocated(run: EngineRun) -> dict[str, tuple[int, ...]]:
         "vocab.d2t_missing",
         "lm_head.missing",
         "norm.qk_dropped",
+        "tensor.dropped",
     ),  # fmt: skip
 )
 def step_tensors(run: EngineRun) -> Iterable[Finding]:
@@ -611,6 +612,17 @@ def step_tensors(run: EngineRun) -> Iterable[Finding]:
         shapes.pop(d.tensor("fc"), None)  # said above (hidden.tokenspeed_target_hidden)
     yield from shape_findings(run, shapes, NAME, "tokenspeed", (DRAFT_MODEL, DRAFT_LOAD))
     extra = unexpected_tensors(ctx)
+    bias = [n for n in tensors if n.endswith("fc.bias")]
+    if bias:
+        yield finding(
+            "tensor.dropped",
+            "error",
+            NAME,
+            f"the draft ships {bias[0]}, but tokenspeed's fc is ColumnParallelLinear(bias=False) and "
+            "load_weights skips unknown names silently: the draft runs without a trained weight",
+            (DRAFT_MODEL, DRAFT_LOAD),
+            dropped=bias,
+        )
     qk = [n for n in extra if n.endswith(("self_attn.q_norm.weight", "self_attn.k_norm.weight"))]
     if qk:
         yield finding(
