@@ -667,7 +667,7 @@ def kernel_findings(draft_ckpt: Any, mode: str = "auto") -> list[Finding]:
     missing = dependencies_missing(target)
     if missing:
         return _skipped(
-            f"{' and '.join(missing)} not installed: kernel not verified ({INSTALL_HINT})",
+            f"{' and '.join(missing)} not installed: kernel not verified; to verify it: {INSTALL_HINT}",
             missing=missing,
         )
     if isinstance(draft_ckpt, str):
