@@ -505,3 +505,18 @@ def test_check_recipe_engine_sglang():
     [dep] = doc["recipe"]["deployments"]
     # --tp-size 1 and --context-length 8192 read back from the rendered SGLang command
     assert (dep["engine"], dep["tp"], dep["max_model_len"]) == ("sglang", 1, 8192)
+
+
+def test_bench_and_eval_target_sglang_default_port(tmp_path):
+    # no serve.port: SGLang listens on 30000 (arg_groups/fields/serving.py port), vLLM on 8000
+    extra = {
+        "bench": {"backend": "openai-chat", "num_prompts": 4},
+        "eval": {"tasks": "gsm8k"},
+    }
+    path = recipe(tmp_path, **extra)
+    bench = render_command(path, "sglang", what="bench").argv
+    assert bench[bench.index("--base-url") + 1] == "http://127.0.0.1:30000"
+    ev = render_command(path, "sglang", what="eval").argv
+    assert "base_url=http://127.0.0.1:30000/v1/chat/completions" in ev[ev.index("--model_args") + 1]
+    bench = render_command(path, "vllm", what="bench").argv
+    assert bench[bench.index("--base-url") + 1] == "http://127.0.0.1:8000"

@@ -203,6 +203,9 @@ LM_EVAL_MODEL_TYPE: dict[str, str] = {
 WILDCARD_HOSTS: frozenset[str] = frozenset({"0.0.0.0", "::", "[::]", ""})
 CLIENT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8000
+# engine -> the port its server listens on when the command sets none (SGLang 0.5.23
+# arg_groups/fields/serving.py port = 30000).
+ENGINE_DEFAULT_PORT: dict[str, int] = {"sglang": 30000}
 
 
 def _tokenspeed_spec(method: str, draft: str, n: int, extra: Mapping[str, Any]) -> list:

@@ -582,10 +582,11 @@ def resolve(
 # --------------------------------------------------------------------------- commands
 
 
-def _endpoint(flags: Mapping[str, Any]) -> tuple[str, str]:
+def _endpoint(flags: Mapping[str, Any], engine: str = "vllm") -> tuple[str, str]:
     host = flags.get("--host")
     host = E.CLIENT_HOST if host is None or str(host) in E.WILDCARD_HOSTS else str(host)
-    port = scalar_text(flags.get("--port", E.DEFAULT_PORT))
+    default = E.ENGINE_DEFAULT_PORT.get(engine, E.DEFAULT_PORT)
+    port = scalar_text(flags.get("--port", default))
     return host, port
 
 
@@ -693,7 +694,7 @@ def bench_argv(res: Resolved, values: Mapping[str, Any] | None = None) -> list[s
     bench: Mapping[str, Any] = res.recipe.get("bench")
     if bench is None:
         raise RecipeError("recipe has no bench section", path=res.recipe.path)
-    host, port = _endpoint(res.flags)
+    host, port = _endpoint(res.flags, res.engine)
     flags: dict[str, Any] = {}
     for key, value in bench.items():
         if key != "base_url":
@@ -750,7 +751,7 @@ def eval_argv(res: Resolved) -> tuple[list[str], int]:
         raise RecipeError("recipe has no eval section", path=res.recipe.path)
     launcher = list(ev.get("launcher") or ["lm_eval"])
     endpoint = ev.get("endpoint", "/v1/chat/completions")
-    host, port = _endpoint(res.flags)
+    host, port = _endpoint(res.flags, res.engine)
     model_args = {
         "model": served_model(res),
         "base_url": ev.get("base_url") or f"http://{host}:{port}{endpoint}",
