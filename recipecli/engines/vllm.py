@@ -52,9 +52,7 @@ def src(file: str, function: str, *refs: str) -> Source:
 
 
 EAGLE_CFG = src("vllm/transformers_utils/configs/eagle.py", "EAGLEConfig.__init__")
-SPEC_ALGOS = src(
-    "vllm/transformers_utils/configs/speculators/algos.py", "update_eagle3", "speculators PR #74"
-)
+SPEC_ALGOS = src("vllm/transformers_utils/configs/speculators/algos.py", "update_eagle3")
 SPEC_CFG = src("vllm/config/speculative.py", "SpeculativeConfig.__post_init__")
 SPEC_BASE = src(
     "vllm/transformers_utils/configs/speculators/base.py",
@@ -411,8 +409,10 @@ def draft_architecture(cfg: dict, d: DraftModel, model_type: str) -> tuple[str, 
 )
 def step_architecture(run: EngineRun) -> Iterable[Finding]:
     """The draft's ``architectures[0]`` is rewritten (``EAGLEConfig`` prefixes ``Eagle3`` unless the
-    name already starts or ends with it; speculators drafts take ``update_eagle3``'s map) and looked
-    up in ``_SPECULATIVE_DECODING_MODELS``. An unregistered name fails at load."""
+    name already starts or ends with it; speculators drafts take ``update_eagle3``'s map; before
+    that, ``hf_config_override`` turns a ``deepseek_v3``/``deepseek_v32``/``glm_moe_dsa`` draft
+    into ``DeepSeekMTPModel``) and looked up in ``_SPECULATIVE_DECODING_MODELS``. An unregistered
+    name fails at load."""
     ctx = run.ctx
     arch, how = draft_architecture(run.config, ctx.draft, run.get("model_type"))
     run.set("architecture", arch, how)
