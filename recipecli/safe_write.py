@@ -42,6 +42,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from recipecli.errors import UsageError
+from recipecli.safeio import file_kind
 
 #: One input of a command: (how messages name it, its path), e.g. ("the draft", Path("models/d")).
 Input = tuple[str, "str | os.PathLike[str]"]
@@ -137,20 +138,6 @@ def _chain(path: Path) -> set[tuple[int, int]]:
 
 def _real(path: Path) -> Path:
     return Path(os.path.realpath(path))
-
-
-def _kind_of_mode(mode: int) -> str:
-    if stat.S_ISFIFO(mode):
-        return "a FIFO (named pipe)"
-    if stat.S_ISCHR(mode):
-        return "a character device"
-    if stat.S_ISBLK(mode):
-        return "a block device"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    if stat.S_ISDIR(mode):
-        return "a directory"
-    return "not a regular file"
 
 
 def check_inputs(
@@ -344,7 +331,7 @@ def prepare_file(
         if stat.S_ISDIR(st.st_mode):
             why = "it is a directory"
         else:  # /dev/null, a FIFO, a socket: never replaced by a regular file
-            why = f"it is {_kind_of_mode(st.st_mode)}, not a regular file"
+            why = f"it is {file_kind(st.st_mode)}, not a regular file"
         raise UsageError(
             f"cannot write {what}: {why}", path=str(given), hint=f"give another {noun}"
         )
@@ -563,7 +550,7 @@ def prepare_dir(
             hint=f"give another {noun} (or the folder the link points to)",
         )
     if not stat.S_ISDIR(st.st_mode):
-        kind = "a regular file" if stat.S_ISREG(st.st_mode) else _kind_of_mode(st.st_mode)
+        kind = "a regular file" if stat.S_ISREG(st.st_mode) else file_kind(st.st_mode)
         raise UsageError(
             f"cannot write {what}: it is {kind}, not a folder",
             path=str(given),
