@@ -494,3 +494,19 @@ def no_tensor_findings(run: EngineRun, source: Any) -> list[Finding]:
             root=ck.root,
         )
     ]
+
+
+def missing_model_type(run: EngineRun, source: Any) -> Finding:
+    """``config.model_type`` for a draft config without ``model_type``: transformers' AutoConfig
+    (which every engine falls back to) cannot build it."""
+    from recipecli.engines.base import finding
+
+    return finding(
+        "config.model_type",
+        "error",
+        run.engine,
+        "draft config.json has no model_type: transformers' AutoConfig cannot build it "
+        '(\'Unrecognized model\'); add "model_type": "llama"',
+        source,
+        model_type=None,
+    )

@@ -33,6 +33,7 @@ from recipecli.engines.common import (
     default_aux_layers,
     fc_fits_k,
     heads_ok,
+    missing_model_type,
     no_tensor_findings,
     optional_shapes,
     resolve_geometry,
@@ -154,15 +155,7 @@ def step_config(run: EngineRun) -> Iterable[Finding]:
     mla = d.attention == "MLA"
     model_type = str(cfg.get("model_type") or "")
     if not model_type:
-        yield finding(
-            "config.model_type",
-            "error",
-            NAME,
-            "draft config.json has no model_type: transformers' AutoConfig cannot build it "
-            '(\'Unrecognized model\'); add "model_type": "llama"',
-            GET_CONFIG,
-            model_type=None,
-        )
+        yield missing_model_type(run, GET_CONFIG)
         run.stop = "config"
         return
     run.set("model_type", model_type, "config: model_type")

@@ -27,6 +27,7 @@ from recipecli.engines.common import (
     default_aux_layers,
     fc_fits_k,
     heads_ok,
+    missing_model_type,
     no_tensor_findings,
     optional_shapes,
     pad64,
@@ -208,15 +209,7 @@ def step_config(run: EngineRun) -> Iterable[Finding]:
     else:
         model_type = str(cfg.get("model_type") or "")
         if not model_type:
-            yield finding(
-                "config.model_type",
-                "error",
-                NAME,
-                "draft config.json has no model_type: transformers' AutoConfig cannot build it "
-                '(\'Unrecognized model\'); add "model_type": "llama"',
-                EAGLE_CFG,
-                model_type=None,
-            )
+            yield missing_model_type(run, EAGLE_CFG)
             run.stop = "config"
             return
         run.set("model_type", model_type, "config: model_type")
