@@ -36,3 +36,20 @@ def engine_model(name: str) -> EngineModel:
 def engine_models() -> list[EngineModel]:
     """Every engine model, in :data:`ENGINES` order."""
     return [engine_model(n) for n in ENGINES]
+
+
+def code_engines() -> dict[str, tuple[str, ...]]:
+    """Which engines each finding code applies to, derived from the models: catalog code
+    (:func:`recipecli.codes.catalog_code`) -> the names of the engines one of whose steps lists
+    it, in :data:`ENGINES` order. A code no step lists is absent (it is a property of the
+    checkpoint or recipe itself: engine ``any``)."""
+    from recipecli.codes import catalog_code
+
+    out: dict[str, list[str]] = {}
+    for model in engine_models():
+        for step in model.steps:
+            for code in step.codes:
+                names = out.setdefault(catalog_code(code.replace("*", "<role>")), [])
+                if model.name not in names:
+                    names.append(model.name)
+    return {code: tuple(names) for code, names in out.items()}

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from recipecli import codes
 from recipecli.checkpoint.model import Checkpoint
 from recipecli.draft import DraftModel
 from recipecli.findings import Finding
@@ -253,21 +254,10 @@ def finding(
     tp: int | None = None,
     **evidence: Any,
 ) -> Finding:
-    """Build a finding; ``source`` may be one :class:`Source`, several, or a string."""
-    if isinstance(source, Source):
-        text = str(source)
-    elif isinstance(source, str):
-        text = source
-    else:
-        text = " | ".join(str(s) for s in source)
-    return Finding(
-        code=code,
-        severity=severity,  # type: ignore[arg-type]
-        engine=engine,  # type: ignore[arg-type]
-        message=message,
-        tp=tp,
-        evidence=evidence,
-        source=text,
+    """Positional shorthand of :func:`recipecli.codes.finding` (which refuses an uncatalogued
+    code); ``source`` may be one :class:`Source`, several, or a string."""
+    return codes.finding(
+        code, message, severity=severity, engine=engine, tp=tp, source=source, **evidence
     )
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from recipecli.codes import CODES, catalog_code
+from recipecli.codes import CATALOG, catalog_code
 from recipecli.engines import engine_models
 from recipecli.engines.base import (
     STEP_ANCHOR_ALIASES,
@@ -186,8 +186,8 @@ def codes_page(models: list[EngineModel]) -> str:
                 where.setdefault(catalog_code(c), []).append(
                     f"[{m.title} {step.key}. {step.title}]({m.name}.md#{STEP_ANCHORS.get(step.key, step.key)})"
                 )
-    for c in CODES:
-        if c.startswith("kernel."):
+    for c, spec in CATALOG.items():
+        if spec.family == "kernel":
             where.setdefault(c, []).append("[fused-norm kernel check](../verify-kernel.md)")
     lines = [
         ENGINE_MARKER,
@@ -198,7 +198,10 @@ def codes_page(models: list[EngineModel]) -> str:
         "the checkpoint itself; its `source` names the engine file and function.",
         "",
     ]
-    for code, (how, meaning) in CODES.items():
+    for code, spec in CATALOG.items():
+        if spec.family not in ("check", "kernel"):
+            continue
+        how, meaning = spec.how, spec.meaning
         emitted = "; ".join(dict.fromkeys(where.get(code, []))) or "—"
         lines += [
             f'<a id="{_anchor(code)}"></a>',
