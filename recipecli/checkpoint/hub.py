@@ -1,10 +1,11 @@
 """Hugging Face repos: the local HF cache first, then the Hub, headers only.
 
 The cache location and offline mode are read at call time (``HF_HUB_CACHE``, ``HF_HOME``,
-``HF_HUB_OFFLINE``), so they can be changed per command. From the Hub only ``config.json`` and
-the safetensors HEADERS are fetched (huggingface_hub's safetensors metadata API uses HTTP range
-requests); small tensor values are fetched with one range request each. Weights are never
-downloaded. Tokens come from huggingface_hub's usual places and never appear in messages.
+``HF_HUB_OFFLINE``), so they can be changed per command; a caller that must stay off the network
+whatever the environment says (``recipecli docs``) passes ``offline=True`` to :func:`load_repo`
+instead. From the Hub only ``config.json`` and the safetensors HEADERS are fetched
+(huggingface_hub's safetensors metadata API uses HTTP range requests); small tensor values are
+fetched with one range request each. Weights are never downloaded. Tokens come from huggingface_hub's usual places and never appear in messages.
 
 Network failures are bounded: while recipecli talks to the Hub, huggingface_hub's shared HTTP
 client (``huggingface_hub.utils.set_client_factory``) gets a transport wrapper that gives every
@@ -505,17 +506,32 @@ def load_from_hub(repo_id: str, revision: str | None, *, need_tensors: bool = Tr
     )
 
 
-def load_repo(repo_id: str, revision: str | None, *, need_tensors: bool = True) -> Checkpoint:
+def load_repo(
+    repo_id: str,
+    revision: str | None,
+    *,
+    need_tensors: bool = True,
+    offline: bool | None = None,
+) -> Checkpoint:
     """Resolve a repo id: complete HF-cache snapshot first, then the Hub (unless offline).
+
+    Args:
+        repo_id: ``org/name``.
+        revision: branch, tag or commit (None: ``main``).
+        need_tensors: False when the config suffices (a cached config without weights is then
+            used, and the Hub is asked for ``config.json`` only).
+        offline: True: never the Hub; False: the Hub when the cache lacks it; None: as
+            ``HF_HUB_OFFLINE`` says (:func:`hub_offline`, read now).
 
     Raises:
         SourceError: not cached and offline, or the Hub cannot serve it.
     """
+    off = hub_offline() if offline is None else offline
     snap = cached_snapshot_dir(repo_id, revision)
     if snap is not None:
         if _cache_complete(snap):
             return load_local_dir(snap, source=repo_id, kind="hf-cache", revision=revision)
-        if not need_tensors or hub_offline():
+        if not need_tensors or off:
             if need_tensors:
                 raise SourceError(
                     f"{repo_id} is in the HF cache ({snap}) without its weight files and "
@@ -531,7 +547,7 @@ def load_repo(repo_id: str, revision: str | None, *, need_tensors: bool = True) 
                 root=str(snap),
                 revision=revision,
             )
-    if hub_offline():
+    if off:
         raise SourceError(
             f"{repo_id} is not in the HF cache ({hub_cache_dir()}) and HF_HUB_OFFLINE is set",
             hint="download it, pass a local directory or a snapshot (.json), or unset HF_HUB_OFFLINE",

@@ -30,7 +30,11 @@ def _mode(path: Path) -> int | None:
 
 
 def open_checkpoint(
-    source: str, revision: str | None = None, *, need_tensors: bool = True
+    source: str,
+    revision: str | None = None,
+    *,
+    need_tensors: bool = True,
+    offline: bool | None = None,
 ) -> Checkpoint:
     """Resolve ``source`` and read its config and tensor table (headers only).
 
@@ -46,6 +50,8 @@ def open_checkpoint(
         revision: Hub revision (branch, tag or commit) for repo ids.
         need_tensors: False when only the config is needed (``render``): a cached or remote
             config then suffices.
+        offline: for repo ids: True never asks the Hub (HF cache only), False may, None reads
+            ``HF_HUB_OFFLINE`` as the command started with it (the default for commands).
 
     Returns:
         An immutable :class:`Checkpoint`.
@@ -88,7 +94,7 @@ def open_checkpoint(
             hint="check the path; for a Hub repo with the same first part, cd elsewhere",
         )
     if looks_like_repo_id(source) and not source.startswith((".", "/", "~")):
-        return load_repo(source, revision, need_tensors=need_tensors)
+        return load_repo(source, revision, need_tensors=need_tensors, offline=offline)
     raise SourceError(
         "no such directory or file, and not an org/name repo id",
         path=source,
