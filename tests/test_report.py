@@ -765,9 +765,30 @@ def test_build_report_library_call():
     assert report.workload["mean_input_tokens"] == pytest.approx(5531972 / 640)
 
 
+def test_library_gpus_check_names_no_cli_flag(capsys, pr_files):
+    # the library's own check (a caller that is not the CLI): no flag in the message
+    runs = ([BenchRun("a.json", bench_json())], [BenchRun("b.json", bench_json(PR_CANDIDATE))])
+    with pytest.raises(UsageError) as exc:
+        build_report(*runs, gpus=0)
+    assert exc.value.message == "gpus must be >= 1, got 0"
+    # the CLI refuses --gpus 0 while parsing, before the library is called: exit 2, one line
+    code, out, err = run_cli(capsys, *pr_files, "--gpus", "0")
+    assert code == 2 and out == ""
+    assert len(err.splitlines()) == 1 and "--gpus" in err and "0" in err
+
+
+def test_report_library_imports_no_click():
+    code = (
+        "import sys, recipecli.report; "
+        "bad = [m for m in ('click', 'torch', 'matplotlib') if m in sys.modules]; "
+        "assert not bad, bad"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
 def test_report_command_imports_neither_torch_nor_matplotlib():
     code = (
-        "import sys, recipecli.commands.report, recipecli.report; "
+        "import sys, recipecli.cli.commands.report, recipecli.report; "
         "bad = [m for m in ('torch', 'matplotlib') if m in sys.modules]; "
         "assert not bad, bad"
     )
