@@ -87,7 +87,7 @@ def test_render_paths():
 
 
 def test_bash_script_falls_back_to_filenames():
-    from recipecli.commands.completion import completion_class
+    from recipecli.cli.completion import completion_class
 
     src = completion_class("bash")(cli, {}, "recipecli", "_RECIPECLI_COMPLETE").source()
     assert "complete -o nosort -o default -F _recipecli_completion recipecli" in src
@@ -126,7 +126,7 @@ def test_tab_through_the_cli_protocol():
 @pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
 def test_bash_registers_default_fallback(tmp_path):
     """Source the script in a real bash and read back the registration (`complete -p`)."""
-    from recipecli.commands.completion import completion_class
+    from recipecli.cli.completion import completion_class
 
     src = completion_class("bash")(cli, {}, "recipecli", "_RECIPECLI_COMPLETE").source()
     script = tmp_path / "c.bash"
@@ -140,7 +140,7 @@ def test_hardware_completer_for_a_two_recipe_command(tmp_path):
     """The diff-shaped case: --vs-hardware completes the profiles of B, else of A."""
     import click
 
-    from recipecli.commands.completion import complete_recipe, hardware_completer
+    from recipecli.cli.completion import complete_recipe, hardware_completer
 
     other = tmp_path / "o.yaml"
     other.write_text("name: o\nhardware:\n  h100: {vendor: nvidia}\n")

@@ -2,10 +2,10 @@
 
 Layers, lowest first: foundation (errors, findings, codes, safeio, safe_write, output's JSON) ->
 checkpoint (sources -> one description) -> draft / target descriptions -> engines (the engine
-models) -> check -> recipes / docsgen / report / convert -> commands -> cli. A module may import
-its own layer and the layers below, never above; ``click`` is imported only by the command layer
-(and ``output``'s terminal helpers). Imports inside functions count too (they are how the CLI stays
-lazy, not a way around the direction).
+models) -> check -> recipes / docsgen / report / convert -> cli (option types, terminal output,
+completion -> the commands -> the lazy group). A module may import its own layer and the layers
+below, never above; ``click`` is imported only under ``recipecli/cli/``. Imports inside functions
+count too (they are how the CLI stays lazy, not a way around the direction).
 """
 
 from __future__ import annotations
@@ -43,16 +43,22 @@ LAYERS: dict[str, int] = {
     "convert": 5,
     "diff": 5,
     "inspect": 5,
-    "commands": 6,
-    "cli": 7,
-    "__main__": 7,
+    # the CLI, the only importer of click: option types, terminal output, completion and the
+    # --timeout option; one module per command; the lazy group, its entry point and the package
+    "cli.params": 6,
+    "cli.terminal": 6,
+    "cli.completion": 6,
+    "cli.hub_option": 6,
+    "cli.commands": 7,
+    "cli": 8,
+    "__main__": 8,
 }
 #: modules whose layer sits above what they import from on purpose
 EXCEPTIONS = {
     # the engine pages are documentation generated from the models and the check rules
     ("engines.pages", "check"),
-    # shell completion describes the whole command tree
-    ("commands.completion", "cli"),
+    # `recipecli completion` prints the script of the whole command tree (the group)
+    ("cli.commands.completion", "cli"),
 }
 
 
@@ -114,7 +120,7 @@ def test_imports_point_down(module, path):
     bad = []
     for target in imports(path, module):
         if target == "<click>":
-            if mine < 6 and module != "output":
+            if module != "cli" and not module.startswith("cli.") and module != "output":
                 bad.append("click")
             continue
         theirs = layer_of(target)

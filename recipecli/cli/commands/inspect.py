@@ -6,7 +6,7 @@ import json
 
 import click
 
-from recipecli.commands.hub_option import timeout_option
+from recipecli.cli.hub_option import timeout_option
 from recipecli.output import atomic_write_text, emit_json, to_jsonable
 
 #: Tensor tables longer than this are printed as compact JSON (see docs/inspect.md).

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import click
 
-from recipecli.commands.completion import complete_recipe
+from recipecli.cli.completion import complete_recipe
 from recipecli.errors import EXIT_FINDINGS, EXIT_OK
 
 

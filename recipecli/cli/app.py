@@ -21,7 +21,7 @@ from recipecli.output import color_enabled, paint
 #: Options of the top-level group that are accepted anywhere on the command line (before ``--``).
 GLOBAL_FLAGS: tuple[str, ...] = ("--debug", "--no-color")
 
-# name -> (module under recipecli.commands, one-line help, example)
+# name -> (module under recipecli.cli.commands, one-line help, example)
 COMMANDS: dict[str, tuple[str, str, str]] = {
     "inspect": (
         "inspect",
@@ -86,7 +86,7 @@ class LazyGroup(click.Group):
         entry = COMMANDS.get(cmd_name)
         if entry is None:
             return None
-        module = importlib.import_module(f"recipecli.commands.{entry[0]}")
+        module = importlib.import_module(f"recipecli.cli.commands.{entry[0]}")
         return module.command
 
     def resolve_command(

@@ -1,6 +1,5 @@
-"""`recipecli completion SHELL`: print click's completion script for the shell, and the
-``shell_complete=`` callbacks the commands use (recipe names, hardware profiles, example names,
-files).
+"""Shell completion: the ``shell_complete=`` callbacks the commands use (recipe names, hardware
+profiles, example names, files) and the completion script classes ``recipecli completion`` prints.
 
 Completion runs the CLI with ``_RECIPECLI_COMPLETE`` set; the callbacks here only glob the
 bundled recipe directory or read one YAML file, so a TAB costs a fraction of a second and never
@@ -151,18 +150,3 @@ def completion_class(shell: str) -> type:
     if cls is None:  # pragma: no cover - click ships all three
         raise UsageError(f"no completion support for {shell}")
     return cls
-
-
-@click.command("completion")
-@click.argument("shell", type=click.Choice(["bash", "zsh", "fish"]))
-def command(shell: str) -> int:
-    """Print the completion script, e.g. `eval "$(recipecli completion bash)"`.
-
-    Completes command names, options, recipe names (render, lint), --hardware profiles of the
-    recipe given, check --example names, and files for paths.
-    """
-    from recipecli.cli import cli
-
-    comp = completion_class(shell)(cli, {}, "recipecli", "_RECIPECLI_COMPLETE")
-    click.echo(comp.source())
-    return 0

@@ -6,8 +6,8 @@ from typing import Any
 
 import click
 
-from recipecli.commands.completion import complete_example, complete_hardware, complete_recipe
-from recipecli.commands.hub_option import timeout_option
+from recipecli.cli.completion import complete_example, complete_hardware, complete_recipe
+from recipecli.cli.hub_option import timeout_option
 from recipecli.engines import ENGINES
 from recipecli.errors import EXIT_FINDINGS, EXIT_OK, UsageError
 from recipecli.output import color_enabled, emit_json, terminal_width

@@ -7,7 +7,7 @@ import json
 
 import click
 
-from recipecli.commands.completion import complete_hardware, complete_recipe, complete_source
+from recipecli.cli.completion import complete_hardware, complete_recipe, complete_source
 from recipecli.errors import UsageError
 from recipecli.recipes.engines import ENGINES
 
