@@ -1,5 +1,5 @@
 """The per-request deadline of Hub calls (kept light: no Hub import; the ``--timeout`` option
-that sets it is :func:`recipecli.commands.hub_option.timeout_option`).
+that sets it is :func:`recipecli.cli.hub_option.timeout_option`).
 
 Every Hub request recipecli makes (through huggingface_hub's HTTP client) must finish -- connect,
 send, headers and body together -- within this many seconds; see
