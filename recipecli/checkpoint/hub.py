@@ -5,7 +5,8 @@ The cache location and offline mode are read at call time (``HF_HUB_CACHE``, ``H
 whatever the environment says (``recipecli docs``) passes ``offline=True`` to :func:`load_repo`
 instead. From the Hub only ``config.json`` and the safetensors HEADERS are fetched
 (huggingface_hub's safetensors metadata API uses HTTP range requests); small tensor values are
-fetched with one range request each. Weights are never downloaded. Tokens come from huggingface_hub's usual places and never appear in messages.
+fetched with one range request each. Weights are never downloaded. Tokens come from
+huggingface_hub's usual places and never appear in messages.
 
 Network failures are bounded: while recipecli talks to the Hub, huggingface_hub's shared HTTP
 client (``huggingface_hub.utils.set_client_factory``) gets a transport wrapper that gives every
