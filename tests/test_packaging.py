@@ -51,3 +51,19 @@ def test_editable_install_maps_kernels_inside_package():
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd="/")
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "True"
+
+
+def test_every_package_is_listed_for_the_wheel():
+    # [tool.setuptools] packages is an explicit list (kernels/ and templates/ are mapped into the
+    # package from the repository root); a package missing from it is missing from the wheel
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
+    listed = set(
+        tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]
+    )
+    on_disk = {
+        ".".join(p.parent.relative_to(REPO).parts)
+        for p in (REPO / "recipecli").rglob("__init__.py")
+        if "__pycache__" not in p.parts
+    }
+    assert on_disk - listed == set()
+    assert listed - on_disk == {"recipecli.kernels", "recipecli.templates"}
