@@ -103,25 +103,11 @@ def describe_change(
     if spread is None:
         return Change(delta, relative, "unknown", text, direction, favourable, "unknown")
     ci = _format_interval(spread, baseline, kind, wording)
+    significance: Significance
     if spread.significant:
         verdict: Verdict = "improvement" if favourable else "regression"
-        return Change(
-            delta,
-            relative,
-            verdict,
-            f"{text} ({short} {verdict}; {ci})",
-            direction,
-            favourable,
-            "significant",
-            spread,
-        )
-    return Change(
-        delta,
-        relative,
-        "not_significant",
-        f"{text} (not significant; {ci})",
-        direction,
-        favourable,
-        "not_significant",
-        spread,
-    )
+        said, significance = f"{short} {verdict}", "significant"
+    else:
+        verdict, said, significance = "not_significant", "not significant", "not_significant"
+    text = f"{text} ({said}; {ci})"
+    return Change(delta, relative, verdict, text, direction, favourable, significance, spread)

@@ -117,7 +117,13 @@ class EvalScore:
 
 @dataclass(frozen=True)
 class EvalRun:
-    """One validated lm-eval result file: its path and its scores keyed by (task, metric)."""
+    """One validated lm-eval result file.
+
+    Attributes:
+        path: the file as given.
+        scores: its scores keyed by (task, metric with filter), e.g.
+            ``("gsm8k", "exact_match,strict-match")``.
+    """
 
     path: str
     scores: Mapping[tuple[str, str], EvalScore]

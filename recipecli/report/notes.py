@@ -153,6 +153,19 @@ def _settings_notes(
     ks: tuple[float | None, float | None],
 ) -> list[Finding]:
     """speculative_one_side, speculative_tokens_differ, metadata_differs."""
+    notes = _speculative_notes(baseline, candidate, labels, ks)
+    meta = _metadata_note(baseline, candidate, labels)
+    return notes if meta is None else [*notes, meta]
+
+
+def _speculative_notes(
+    baseline: Sequence[BenchRun],
+    candidate: Sequence[BenchRun],
+    labels: tuple[str, str],
+    ks: tuple[float | None, float | None],
+) -> list[Finding]:
+    """speculative_one_side (only one first run has spec_decode_* keys), then
+    speculative_tokens_differ (k differs by 0.1 or more)."""
     a, b = labels
     notes: list[Finding] = []
     drafts = [
@@ -182,6 +195,14 @@ def _settings_notes(
                 SRC_ACCEPT,
             )
         )
+    return notes
+
+
+def _metadata_note(
+    baseline: Sequence[BenchRun], candidate: Sequence[BenchRun], labels: tuple[str, str]
+) -> Finding | None:
+    """metadata_differs: recorded string settings that differ (workload keys excepted)."""
+    a, b = labels
     ma, mb = _metadata(baseline), _metadata(candidate)
     differing = []
     for key in dict.fromkeys([*ma, *mb]):
@@ -190,25 +211,20 @@ def _settings_notes(
         va, vb = ma.get(key), mb.get(key)
         if va != vb:
             differing.append((key, va, vb))
-    if differing:
+    if not differing:
+        return None
 
-        def shown(values: tuple[str, ...] | None) -> str:
-            return _show("/".join(values)) if values else "not recorded"
+    def shown(values: tuple[str, ...] | None) -> str:
+        return _show("/".join(values)) if values else "not recorded"
 
-        parts = [f"{k}: {shown(va)} vs {shown(vb)}" for k, va, vb in differing]
-        notes.append(
-            _note(
-                "report.metadata_differs",
-                f"settings the bench recorded differ between {a} and {b} ({'; '.join(parts)}): "
-                "make sure each is part of the change under test",
-                {
-                    k: {"baseline": va and list(va), "candidate": vb and list(vb)}
-                    for k, va, vb in differing
-                },
-                SRC_BENCH,
-            )
-        )
-    return notes
+    parts = [f"{k}: {shown(va)} vs {shown(vb)}" for k, va, vb in differing]
+    return _note(
+        "report.metadata_differs",
+        f"settings the bench recorded differ between {a} and {b} ({'; '.join(parts)}): "
+        "make sure each is part of the change under test",
+        {k: {"baseline": va and list(va), "candidate": vb and list(vb)} for k, va, vb in differing},
+        SRC_BENCH,
+    )
 
 
 def _acceptance_notes(
@@ -223,75 +239,92 @@ def _acceptance_notes(
     rate_row, len_row = rows.get("acceptance_rate"), rows.get("acceptance_length")
     fractions: list[float | None] = []
     for side, (label, runs, k) in enumerate(zip(labels, (baseline, candidate), ks, strict=True)):
-        rate = _side_of(rate_row, side)
         length = _side_of(len_row, side)
-        if rate is not None:
-            frac = rate / 100
-        elif length is not None and k:
-            frac = (length - 1) / k
-        else:
-            frac = None
+        frac = _accepted_fraction(_side_of(rate_row, side), length, k)
         fractions.append(frac)
-        if frac is None or frac >= ACCEPTANCE_COLLAPSE_RATE:
-            continue
-        shown_rate = f"{frac * 100:.1f}%"
-        detail = ""
-        if length is not None and k:
-            detail = (
-                f", acceptance length {length:.3f} with {_fmt_k(k)} speculative tokens: "
-                f"{length - 1:.3f} of {_fmt_k(k)} drafted tokens accepted per step"
-            )
-        notes.append(
-            _note(
-                "report.acceptance_collapsed",
-                f"{label} acceptance collapsed: {shown_rate} of drafted "
-                f"tokens accepted{detail}; under {ACCEPTANCE_COLLAPSE_RATE:.0%} a draft costs "
-                "about as much as it gains, so its proposals are effectively never accepted. "
-                f"Usual causes: {COLLAPSE_CAUSES}",
-                {
-                    "side": ("baseline", "candidate")[side],
-                    "files": [r.path for r in runs],
-                    "acceptance_rate": frac * 100,
-                    "acceptance_length": length,
-                    "num_speculative_tokens": k,
-                    "threshold_rate": ACCEPTANCE_COLLAPSE_RATE * 100,
-                },
-                SRC_ACCEPT,
-            )
-        )
-    a, b = labels
+        if frac is not None and frac < ACCEPTANCE_COLLAPSE_RATE:
+            notes.append(_collapsed_note(label, side, runs, frac, length, k))
     fa, fb = fractions
     if fa is not None and fb is not None and abs(fb - fa) * 100 > ACCEPTANCE_CONFOUND_PP:
-        low = a if fa < fb else b
         collapsed = any(n.code == "report.acceptance_collapsed" for n in notes)
-        notes.append(
-            _note(
-                "report.acceptance_confounded",
-                f"acceptance differs between the arms by more than the change under test can "
-                f"explain: {fa * 100:.1f}% ({a}) vs {fb * 100:.1f}% ({b}), "
-                f"{(fb - fa) * 100:+.1f} pp. A change that leaves what the draft proposes alone "
-                "(a numerically equivalent kernel such as a fused layer-0 RMSNorm, a scheduler "
-                "or server change) moves acceptance by about a point; more than "
-                f"{ACCEPTANCE_CONFOUND_PP:g} pp means the arms drafted differently, so the "
-                "throughput and TPOT changes measure that difference, not only the change. "
-                f"Unless the change is meant to alter drafting, fix {low}"
-                + (" (see report.acceptance_collapsed)" if collapsed else "")
-                + " and rerun both arms",
-                {
-                    "baseline_rate": fa * 100,
-                    "candidate_rate": fb * 100,
-                    "difference_pp": (fb - fa) * 100,
-                    "threshold_pp": ACCEPTANCE_CONFOUND_PP,
-                },
-                SRC_CONFOUND,
-            )
-        )
+        notes.append(_confounded_note(labels, fa, fb, collapsed=collapsed))
     la, lb = _side_of(len_row, 0), _side_of(len_row, 1)
     tpot = rows.get("mean_tpot")
     ta, tb = _side_of(tpot, 0), _side_of(tpot, 1)
     if la and lb and ta and tb and abs(lb / la - 1) > ACCEPTANCE_LENGTH_NOTE:
         notes.append(_acceptance_vs_tpot(la, lb, ta, tb))
     return notes
+
+
+def _accepted_fraction(rate: float | None, length: float | None, k: float | None) -> float | None:
+    """The fraction of drafted tokens accepted: the acceptance rate (percent) / 100, else
+    (acceptance length - 1) / k; None when neither is known."""
+    if rate is not None:
+        return rate / 100
+    if length is not None and k:
+        return (length - 1) / k
+    return None
+
+
+def _collapsed_note(
+    label: str,
+    side: int,
+    runs: Sequence[BenchRun],
+    frac: float,
+    length: float | None,
+    k: float | None,
+) -> Finding:
+    """acceptance_collapsed of one side (``frac`` under :data:`ACCEPTANCE_COLLAPSE_RATE`)."""
+    shown_rate = f"{frac * 100:.1f}%"
+    detail = ""
+    if length is not None and k:
+        detail = (
+            f", acceptance length {length:.3f} with {_fmt_k(k)} speculative tokens: "
+            f"{length - 1:.3f} of {_fmt_k(k)} drafted tokens accepted per step"
+        )
+    return _note(
+        "report.acceptance_collapsed",
+        f"{label} acceptance collapsed: {shown_rate} of drafted "
+        f"tokens accepted{detail}; under {ACCEPTANCE_COLLAPSE_RATE:.0%} a draft costs "
+        "about as much as it gains, so its proposals are effectively never accepted. "
+        f"Usual causes: {COLLAPSE_CAUSES}",
+        {
+            "side": ("baseline", "candidate")[side],
+            "files": [r.path for r in runs],
+            "acceptance_rate": frac * 100,
+            "acceptance_length": length,
+            "num_speculative_tokens": k,
+            "threshold_rate": ACCEPTANCE_COLLAPSE_RATE * 100,
+        },
+        SRC_ACCEPT,
+    )
+
+
+def _confounded_note(labels: tuple[str, str], fa: float, fb: float, *, collapsed: bool) -> Finding:
+    """acceptance_confounded: accepted fractions ``fa`` (A) and ``fb`` (B) further apart than
+    :data:`ACCEPTANCE_CONFOUND_PP`; ``collapsed``: an acceptance_collapsed note precedes it."""
+    a, b = labels
+    low = a if fa < fb else b
+    return _note(
+        "report.acceptance_confounded",
+        f"acceptance differs between the arms by more than the change under test can "
+        f"explain: {fa * 100:.1f}% ({a}) vs {fb * 100:.1f}% ({b}), "
+        f"{(fb - fa) * 100:+.1f} pp. A change that leaves what the draft proposes alone "
+        "(a numerically equivalent kernel such as a fused layer-0 RMSNorm, a scheduler "
+        "or server change) moves acceptance by about a point; more than "
+        f"{ACCEPTANCE_CONFOUND_PP:g} pp means the arms drafted differently, so the "
+        "throughput and TPOT changes measure that difference, not only the change. "
+        f"Unless the change is meant to alter drafting, fix {low}"
+        + (" (see report.acceptance_collapsed)" if collapsed else "")
+        + " and rerun both arms",
+        {
+            "baseline_rate": fa * 100,
+            "candidate_rate": fb * 100,
+            "difference_pp": (fb - fa) * 100,
+            "threshold_pp": ACCEPTANCE_CONFOUND_PP,
+        },
+        SRC_CONFOUND,
+    )
 
 
 def _acceptance_vs_tpot(la: float, lb: float, ta: float, tb: float) -> Finding:

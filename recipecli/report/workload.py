@@ -92,7 +92,16 @@ WORKLOAD_KEYS: tuple[WorkloadKey, ...] = (
 
 @dataclass(frozen=True)
 class WorkloadDifference:
-    """A workload property that differs between two bench files."""
+    """A workload property that differs between two bench files.
+
+    Attributes:
+        key: the :data:`WORKLOAD_KEYS` id, e.g. "num_prompts".
+        label: its human wording, e.g. "num prompts".
+        reference_path: the file compared against (the first baseline run).
+        reference_value: the value there (as in the JSON; observed token means are floats).
+        other_path: the file that differs.
+        other_value: the value there.
+    """
 
     key: str
     label: str
