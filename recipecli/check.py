@@ -18,11 +18,10 @@ from typing import Any
 import numpy as np
 
 from recipecli.checkpoint.model import Checkpoint
-from recipecli.draft import DraftModel, canonical_draft, detect_format
+from recipecli.draft import TRAINED_CONVENTION, DraftModel, canonical_draft, detect_format
 from recipecli.engines import ENGINES, engine_model
 from recipecli.engines.base import PairContext, finding
 from recipecli.engines.common import (
-    TRAINED_CONVENTION,
     SharingRow,
     classify_d2t,
     default_aux_layers,

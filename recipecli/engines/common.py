@@ -14,7 +14,13 @@ from typing import Any
 
 import numpy as np
 
-from recipecli.draft import LAYER_ROLES, DraftModel, is_known_extra, known_roles
+from recipecli.draft import (
+    LAYER_ROLES,
+    TRAINED_CONVENTION,
+    DraftModel,
+    is_known_extra,
+    known_roles,
+)
 from recipecli.engines.base import EngineRun, PairContext, load_data
 from recipecli.findings import Finding
 
@@ -371,16 +377,6 @@ def trained_layers(d: DraftModel, L: int | None = None) -> list[int] | None:
     if conv is None:
         return None
     return [i + 1 for i in d.aux_ids] if conv == "layer-output" else list(d.aux_ids)
-
-
-#: Convention the ids of each format were written in.
-TRAINED_CONVENTION: Mapping[str, str] = {
-    "D": "hidden-state",
-    "F": "hidden-state",
-    "B": "layer-output",
-    "C": "layer-output",
-    "A": "layer-output",
-}
 
 
 def optional_shapes(
