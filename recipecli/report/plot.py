@@ -93,7 +93,7 @@ PLOT_COLOURS: dict[tuple[bool | None, bool], str] = {
 }
 
 
-def plot_png(report: Report, *, name: str = "--plot") -> bytes:
+def plot_png(report: Report, *, name: str = "the chart") -> bytes:
     """A PNG bar chart of the relative changes (candidate vs baseline).
 
     Bars are the signed relative change of the means in percent: green where the change is in
@@ -105,7 +105,8 @@ def plot_png(report: Report, *, name: str = "--plot") -> bytes:
 
     Args:
         report: the report.
-        name: what the error message names when there is nothing to plot.
+        name: what the error message names when there is nothing to plot (the command passes
+            its --plot path).
 
     Returns:
         The PNG file's bytes (deterministic for the same report).
