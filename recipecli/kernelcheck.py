@@ -24,10 +24,11 @@ from __future__ import annotations
 import importlib.util
 import os
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from recipecli.draft import DraftModel
 from recipecli.errors import CheckpointFormatError, MissingDependencyError, UsageError
 from recipecli.findings import Finding
 from recipecli.hints import install_hint
@@ -43,15 +44,6 @@ SOURCE_CONVENTIONS = (
     "FlashInfer rmsnorm / tokenspeed FusedRMSNorm (weight in fp32, one rounding)"
 )
 
-#: Where layer 0's norms live, by draft format (SpecForge/EAGLE ``midlayer.*``, speculators
-#: ``layers.0.*``, HF-style ``model.layers.0.*``), in lookup order.
-LAYER0_PREFIXES: tuple[str, ...] = (
-    "midlayer.",
-    "layers.0.",
-    "midlayer.0.",
-    "model.layers.0.",
-    "model.midlayer.",
-)
 DTYPE_NAMES: dict[str, str] = {
     "bf16": "bfloat16",
     "bfloat16": "bfloat16",
@@ -183,22 +175,6 @@ class CaseResult:
 # ---------------------------------------------------------------- reading the draft
 
 
-def _layer_config(config: Mapping[str, Any]) -> Mapping[str, Any]:
-    """The mapping holding the layer geometry: ``transformer_layer_config`` for speculators."""
-    if "speculators_model_type" in config and isinstance(
-        config.get("transformer_layer_config"), Mapping
-    ):
-        return config["transformer_layer_config"]
-    return config
-
-
-def _find(tensors: Mapping[str, Any], suffix: str) -> str | None:
-    for prefix in LAYER0_PREFIXES:
-        if prefix + suffix in tensors:
-            return prefix + suffix
-    return None
-
-
 def normalise_dtype(name: str | None) -> str | None:
     """``bf16``/``bfloat16``/``BF16``/``torch.bfloat16`` -> ``bfloat16``; None/unknown -> None."""
     if not name:
@@ -206,8 +182,59 @@ def normalise_dtype(name: str | None) -> str | None:
     return DTYPE_NAMES.get(str(name).removeprefix("torch."))
 
 
+def _norm_weight(ck: Any, name: str, notes: list[str], note: str) -> NormWeight:
+    """The weight ``name`` of ``ck``: its values when the source has them, else marked for
+    synthesis (``note`` says so)."""
+    width = int(ck.tensors[name].shape[-1])
+    if ck.has_values(name):
+        return NormWeight(name, width, ck.read_tensor(name).astype("float32").reshape(-1).tolist())
+    notes.append(note.format(name=name, width=width))
+    return NormWeight(name, width)
+
+
+def _layer0_norms(ck: Any, d: DraftModel, notes: list[str]) -> tuple[NormWeight, NormWeight]:
+    """``input_layernorm`` and ``hidden_norm`` of layer 0 (named as the draft names them),
+    synthesised at width H when absent.
+
+    Raises:
+        CheckpointFormatError: one is absent and H is unknown (not an EAGLE3 draft).
+    """
+    found = []
+    for role in ("input_layernorm", "hidden_norm"):
+        name = d.tensor(role)
+        if name in ck.tensors:
+            note = "{name}: values not available, synthesised [{width}]"
+            found.append(_norm_weight(ck, name, notes, note))
+        elif d.H:
+            notes.append(f"{role}: not in the checkpoint, synthesised [{d.H}]")
+            found.append(NormWeight(f"{role} (synthesised)", int(d.H)))
+        else:
+            raise CheckpointFormatError(
+                "no input_layernorm/hidden_norm weights and no hidden_size: not an EAGLE3 draft",
+                path=ck.display_name,
+                hint="give the draft checkpoint (midlayer.* or layers.0.* tensors)",
+            )
+    return found[0], found[1]
+
+
+def _fc_norms(ck: Any, d: DraftModel, notes: list[str]) -> list[NormWeight]:
+    """The Eagle 3.1 ``fc_norm.{i}`` weights, or k x [Ht] synthesised ones when the config says
+    ``fc_norm`` but the checkpoint has none."""
+    fc = []
+    while (name := d.tensor(f"fc_norm.{len(fc)}")) in ck.tensors:
+        fc.append(_norm_weight(ck, name, notes, "{name}: values not available, synthesised"))
+    if not fc and d.fc_norm and d.Ht:
+        fc = [NormWeight(f"fc_norm.{j}.weight (synthesised)", int(d.Ht)) for j in range(d.k)]
+        notes.append(f"config says fc_norm but no fc_norm.* tensors: synthesised {d.k} x [{d.Ht}]")
+    return fc
+
+
 def draft_norms(ck: Any, dtype: str | None = None) -> DraftNorms:
     """Collect a draft's layer-0 and ``fc_norm`` weights and eps from an opened checkpoint.
+
+    Tensor names, eps (``rms_norm_eps``, under ``transformer_layer_config`` for speculators
+    drafts), H, Ht, k and the config dtype come from the canonical draft
+    (:func:`recipecli.draft.canonical_draft`).
 
     Args:
         ck: a :class:`recipecli.checkpoint.Checkpoint`.
@@ -219,77 +246,21 @@ def draft_norms(ck: Any, dtype: str | None = None) -> DraftNorms:
 
     Raises:
         CheckpointFormatError: no layer-0 norm weights and no ``hidden_size`` to synthesise them
-            (not an EAGLE3 draft).
+            (not an EAGLE3 draft), or a malformed config value (:func:`canonical_draft`).
     """
-    config = ck.config
-    layer = _layer_config(config)
+    from recipecli.draft import canonical_draft
+
+    d = canonical_draft(ck)
     notes: list[str] = []
-    eps = layer.get("rms_norm_eps")
-    if eps is None:
+    if d.eps is None:
         eps, eps_origin = DEFAULT_EPS, f"default {DEFAULT_EPS:g} (config names no rms_norm_eps)"
         notes.append(eps_origin)
     else:
-        eps_origin = (
-            "transformer_layer_config.rms_norm_eps" if layer is not config else "rms_norm_eps"
-        )
-    tensors = ck.tensors
-    hidden = layer.get("hidden_size") or config.get("hidden_size")
-
-    def weight(suffix: str, label: str, width: int | None) -> NormWeight | None:
-        name = _find(tensors, suffix)
-        if name is not None:
-            info = tensors[name]
-            w = int(info.shape[-1])
-            if ck.has_values(name):
-                return NormWeight(
-                    name, w, ck.read_tensor(name).astype("float32").reshape(-1).tolist()
-                )
-            notes.append(f"{name}: values not available, synthesised [{w}]")
-            return NormWeight(name, w)
-        if width:
-            notes.append(f"{label}: not in the checkpoint, synthesised [{width}]")
-            return NormWeight(f"{label} (synthesised)", int(width))
-        return None
-
-    ln = weight("input_layernorm.weight", "input_layernorm", hidden)
-    hn = weight("hidden_norm.weight", "hidden_norm", hidden)
-    if ln is None or hn is None:
-        raise CheckpointFormatError(
-            "no input_layernorm/hidden_norm weights and no hidden_size: not an EAGLE3 draft",
-            path=ck.display_name,
-            hint="give the draft checkpoint (midlayer.* or layers.0.* tensors)",
-        )
-    fc = []
-    i = 0
-    while f"fc_norm.{i}.weight" in tensors:
-        name = f"fc_norm.{i}.weight"
-        info = tensors[name]
-        if ck.has_values(name):
-            fc.append(
-                NormWeight(
-                    name,
-                    int(info.shape[-1]),
-                    ck.read_tensor(name).astype("float32").reshape(-1).tolist(),
-                )
-            )
-        else:
-            fc.append(NormWeight(name, int(info.shape[-1])))
-            notes.append(f"{name}: values not available, synthesised")
-        i += 1
-    if not fc and config.get("fc_norm") is True:
-        ids = config.get("eagle_aux_hidden_state_layer_ids") or (
-            config.get("eagle_config") or {}
-        ).get("eagle_aux_hidden_state_layer_ids")
-        k = len(ids) if ids else 3
-        ht = config.get("target_hidden_size") or hidden
-        fc = [NormWeight(f"fc_norm.{j}.weight (synthesised)", int(ht)) for j in range(k)]
-        notes.append(f"config says fc_norm but no fc_norm.* tensors: synthesised {k} x [{ht}]")
-    wdtype = normalise_dtype(tensors[ln.name].dtype) if ln.name in tensors else None
-    chosen = (
-        normalise_dtype(dtype)
-        or normalise_dtype(config.get("torch_dtype") or config.get("dtype"))
-        or wdtype
-    )
+        eps, eps_origin = d.eps, d.sources["eps"]
+    ln, hn = _layer0_norms(ck, d, notes)
+    fc = _fc_norms(ck, d, notes)
+    wdtype = normalise_dtype(ck.tensors[ln.name].dtype) if ln.name in ck.tensors else None
+    chosen = normalise_dtype(dtype) or normalise_dtype(d.dtype) or wdtype
     if chosen is None:
         chosen = "bfloat16"
         notes.append("dtype not recorded: tested as bfloat16")
