@@ -18,9 +18,10 @@ from typing import Any
 import numpy as np
 
 from recipecli.checkpoint.model import Checkpoint
+from recipecli.codes import finding
 from recipecli.draft import TRAINED_CONVENTION, DraftModel, canonical_draft, detect_format
 from recipecli.engines import ENGINES, engine_model
-from recipecli.engines.base import PairContext, finding
+from recipecli.engines.base import PairContext
 from recipecli.engines.common import (
     SharingRow,
     classify_d2t,
@@ -87,10 +88,6 @@ def rule(
     return deco
 
 
-def _f(code: str, severity: str, message: str, source: str, **evidence: Any) -> Finding:
-    return finding(code, severity, "any", message, source, None, **evidence)
-
-
 # --------------------------------------------------------------------------- format
 
 
@@ -99,9 +96,8 @@ def rule_format(ctx: PairContext) -> Iterable[Finding]:
     d = ctx.draft
     if not d.is_eagle3:
         swapped = detect_format(ctx.target_ck.config, frozenset(ctx.target_ck.tensors)) is not None
-        yield _f(
+        yield finding(
             "draft.not_eagle3",
-            "error",
             f"draft is not an EAGLE3 draft (architectures {list(ctx.draft_ck.config.get('architectures') or [])}, "
             "no speculators_model_type, no draft_vocab_size): "
             + (
@@ -109,15 +105,14 @@ def rule_format(ctx: PairContext) -> Iterable[Finding]:
                 if swapped
                 else "use an EAGLE3 checkpoint, or serve it with method 'eagle' if it is an EAGLE-1 head"
             ),
-            _doc("draft-formats", "SGLang PR #21272"),
+            source=_doc("draft-formats", "SGLang PR #21272"),
             architecture=d.architecture,
         )
         return
-    yield _f(
+    yield finding(
         "draft.format",
-        "info",
         f"detected format {d.format}: {d.format_name}",
-        _doc("draft-formats"),
+        source=_doc("draft-formats"),
         format=d.format,
         architecture=d.architecture,
     )
@@ -129,12 +124,11 @@ def rule_norm_output(ctx: PairContext) -> Iterable[Finding]:
     post-norm chaining, which is how vLLM (``LlamaModel.forward``) and tokenspeed read it."""
     d = ctx.draft
     if d.norm_output is not None:
-        yield _f(
+        yield finding(
             "norm.output_meaning",
-            "info",
             f"norm_output={d.norm_output} read as '{d.norm_output_meaning}' for format {d.format}; vLLM and "
             "tokenspeed read it as Eagle 3.1 post-norm chaining",
-            _doc("norm-flags", "speculators PR #610"),
+            source=_doc("norm-flags", "speculators PR #610"),
             norm_output=d.norm_output,
             meaning=d.norm_output_meaning,
         )
@@ -148,21 +142,19 @@ def rule_target_weights(ctx: PairContext) -> Iterable[Finding]:
     if ck.tensors:
         return
     if ck.kind in ("config", "snapshot"):
-        yield _f(
+        yield finding(
             "target.unchecked",
-            "info",
             f"target source {ck.kind!r} has no tensor table: its embedding and head were not checked",
-            _doc("checks-of-the-draft-itself"),
+            source=_doc("checks-of-the-draft-itself"),
             kind=ck.kind,
         )
     else:
-        yield _f(
+        yield finding(
             "target.no_weights",
-            "warning",
             "target has no weight files (no model.safetensors, index or pytorch_model.bin next to "
             "config.json): its embedding and head were not checked, and there is nothing to serve "
             "yet; download the weights, or check a snapshot of them",
-            _doc("checks-of-the-draft-itself"),
+            source=_doc("checks-of-the-draft-itself"),
             root=ck.root,
         )
 
@@ -187,21 +179,19 @@ def rule_vocab(ctx: PairContext) -> Iterable[Finding]:
     if V is None:
         return
     if d.V is not None and d.V != V:
-        yield _f(
+        yield finding(
             "vocab.mismatch",
-            "error",
             f"draft vocab_size {d.V} != target text vocab_size {V}: the draft was trained with another tokenizer",
-            _doc("vocabulary-maps"),
+            source=_doc("vocabulary-maps"),
             draft_vocab=d.V,
             target_vocab=V,
         )
     Vd = d.Vd
     if Vd > V:
-        yield _f(
+        yield finding(
             "vocab.draft_larger",
-            "error",
             f"draft_vocab_size {Vd} is larger than the target vocab {V}",
-            _doc("vocabulary-maps"),
+            source=_doc("vocabulary-maps"),
             Vd=Vd,
             V=V,
         )
@@ -213,47 +203,43 @@ def rule_vocab(ctx: PairContext) -> Iterable[Finding]:
     if d.has_d2t:
         info = tensors["d2t"]
         if tuple(info.shape) != (Vd,):
-            yield _f(
+            yield finding(
                 "shape.d2t",
-                "error",
                 f"d2t has shape {list(info.shape)}, expected [{Vd}] (draft_vocab_size)",
-                src_maps,
+                source=src_maps,
                 expected=[Vd],
                 found=list(info.shape),
             )
         elif info.dtype != "I64":
-            yield _f(
+            yield finding(
                 "vocab.d2t_invalid",
-                "error",
                 f"d2t is {info.dtype}, engines expect int64 offsets",
-                src_maps,
+                source=src_maps,
                 reason="dtype",
                 dtype=info.dtype,
             )
         else:
             d2t = ctx.value("d2t")
             if d2t is None:
-                yield _f(
+                yield finding(
                     "vocab.values_unavailable",
-                    "info",
                     "d2t values not available from this source; map not validated",
-                    src_maps,
+                    source=src_maps,
                 )
             else:
                 code, ev = classify_d2t(d2t, Vd, V)
                 if code == "vocab.d2t_absolute":
-                    yield _f(
+                    yield finding(
                         code,
-                        "error",
                         "d2t equals arange(Vd): absolute target ids were written where offsets are expected "
                         "(maps i -> 2i); store d2t = target_ids - arange(Vd)",
-                        src_maps,
+                        severity="error",
+                        source=src_maps,
                         **ev,
                     )
                 elif code:
-                    yield _f(
+                    yield finding(
                         code,
-                        "error",
                         f"d2t is not a valid offset map ({ev['reason']}"
                         + (
                             f": draft id {ev['draft_id']} -> target id {ev['target_id']}, vocab {V}"
@@ -261,15 +247,15 @@ def rule_vocab(ctx: PairContext) -> Iterable[Finding]:
                             else f" at draft id {ev['draft_id']}: target ids {ev['target_ids']}"
                         )
                         + "); regenerate it from the sorted list of kept target ids",
-                        src_maps,
+                        severity="error",
+                        source=src_maps,
                         **ev,
                     )
                 elif Vd < V and not np.any(d2t):
-                    yield _f(
+                    yield finding(
                         "vocab.d2t_identity",
-                        "error",
                         f"d2t is all zeros (identity) but Vd {Vd} < V {V}: draft ids map onto target ids 0..{Vd - 1}",
-                        src_maps,
+                        source=src_maps,
                         Vd=Vd,
                         V=V,
                     )
@@ -282,11 +268,10 @@ def _t2d(ctx: PairContext, Vd: int, V: int, source: str) -> Iterable[Finding]:
     tensors = ctx.draft_ck.tensors
     info = tensors["t2d"]
     if tuple(info.shape) != (V,) or info.dtype != "BOOL":
-        yield _f(
+        yield finding(
             "vocab.t2d_invalid",
-            "error",
             f"t2d is {info.dtype} {list(info.shape)}, expected BOOL [{V}]",
-            source,
+            source=source,
             dtype=info.dtype,
             shape=list(info.shape),
             expected=[V],
@@ -297,11 +282,10 @@ def _t2d(ctx: PairContext, Vd: int, V: int, source: str) -> Iterable[Finding]:
         return
     total = int(np.count_nonzero(t2d))
     if total != Vd:
-        yield _f(
+        yield finding(
             "vocab.t2d_invalid",
-            "error",
             f"t2d marks {total} target ids but draft_vocab_size is {Vd}",
-            source,
+            source=source,
             true_count=total,
             Vd=Vd,
         )
@@ -315,11 +299,10 @@ def _t2d(ctx: PairContext, Vd: int, V: int, source: str) -> Iterable[Finding]:
     ok = (tgt >= 0) & (tgt < V)
     bad = np.nonzero(~ok | ~t2d[np.clip(tgt, 0, V - 1)])[0]
     if bad.size:
-        yield _f(
+        yield finding(
             "vocab.t2d_invalid",
-            "error",
             f"t2d disagrees with d2t at {bad.size} draft id(s) (first {int(bad[0])} -> {int(tgt[bad[0]])})",
-            source,
+            source=source,
             count=int(bad.size),
             draft_id=int(bad[0]),
         )
@@ -330,12 +313,11 @@ def rule_tie(ctx: PairContext) -> Iterable[Finding]:
     d, t = ctx.draft, ctx.target
     V = t.V or d.V
     if d.tie_word_embeddings and V is not None and d.Vd < V:
-        yield _f(
+        yield finding(
             "tie.reduced_vocab",
-            "error",
             f"tie_word_embeddings is true with draft_vocab_size {d.Vd} < {V}: the reduced head gets tied to the full "
             "embedding (shape mismatch at load); set tie_word_embeddings to false",
-            _doc("vocabulary-maps", "SpecForge #139", "speculators PR #74"),
+            source=_doc("vocabulary-maps", "SpecForge #139", "speculators PR #74"),
             Vd=d.Vd,
             V=V,
         )
@@ -499,11 +481,10 @@ def _aux_summary(ctx: PairContext, resolved: Mapping[str, Mapping[str, Any]]) ->
         e for e, lay in per_engine.items() if trained is not None and lay != sorted(set(trained))
     ]
     return [
-        _f(
+        finding(
             "aux.convention",
-            "info",
             msg,
-            _doc("aux-layer-conventions", "vLLM PR #43671", "SGLang PR #32334"),
+            source=_doc("aux-layer-conventions", "vLLM PR #43671", "SGLang PR #32334"),
             ids=list(d.aux_ids),
             captured=per_engine,
             trained_on=trained,
@@ -522,11 +503,10 @@ def kernel_findings(draft_ck: Checkpoint, mode: str, engines: Sequence[str]) -> 
         from recipecli import kernelcheck
     except ImportError:
         return [
-            _f(
+            finding(
                 "kernel.skipped",
-                "info",
                 "kernel check unavailable in this build (install the kernels extra)",
-                "docs/verify-kernel.md",
+                source="docs/verify-kernel.md",
             )
         ]
     return [f for f in kernelcheck.kernel_findings(draft_ck, mode) if f.engine in (*engines, "any")]

@@ -19,7 +19,6 @@ from typing import Any
 
 import numpy as np
 
-from recipecli import codes
 from recipecli.checkpoint.model import Checkpoint
 from recipecli.draft import DraftModel
 from recipecli.findings import Finding
@@ -243,22 +242,6 @@ class StepList:
             return fn
 
         return deco
-
-
-def finding(
-    code: str,
-    severity: str,
-    engine: str,
-    message: str,
-    source: Source | str | Iterable[Source],
-    tp: int | None = None,
-    **evidence: Any,
-) -> Finding:
-    """Positional shorthand of :func:`recipecli.codes.finding` (which refuses an uncatalogued
-    code); ``source`` may be one :class:`Source`, several, or a string."""
-    return codes.finding(
-        code, message, severity=severity, engine=engine, tp=tp, source=source, **evidence
-    )
 
 
 def load_data(name: str) -> Mapping[str, Any]:

@@ -118,7 +118,7 @@ def resolve_geometry(
         non-Optional field (``StrictDataclassFieldValidationError``), and ``LlamaConfig``'s
         ``validate_architecture`` refuses a ``hidden_size`` not divisible by the heads.
     """
-    from recipecli.engines.base import finding
+    from recipecli.codes import finding
 
     d = run.ctx.draft
     cls, defaults, derived = config_class_defaults(model_type, transformers, overrides)
@@ -129,12 +129,11 @@ def resolve_geometry(
             errors.append(
                 finding(
                     "config.null_value",
-                    "error",
-                    run.engine,
                     f"{key} is null: {cls} is a strict dataclass and refuses it when the engine builds "
                     f"the draft config ('Field {key!r} expected {_expected(key)}, got NoneType'); write "
                     "the value or drop the key",
-                    source,
+                    engine=run.engine,
+                    source=source,
                     key=key,
                 )
             )
@@ -168,11 +167,10 @@ def resolve_geometry(
         errors.append(
             finding(
                 "config.invalid",
-                "error",
-                run.engine,
                 f"{cls}.validate_architecture refuses hidden_size {H} with {nh} attention heads "
                 f"('The hidden size ({H}) is not a multiple of the number of attention heads ({nh}).')",
-                source,
+                engine=run.engine,
+                source=source,
                 H=H,
                 nh=nh,
             )
@@ -400,7 +398,7 @@ def shape_findings(
     An ``fc.weight`` of shape [H, m*Ht] with m != k is ``aux.count`` (the export fed m aux states,
     the engine's config gives k); any other difference is ``shape.<role>``.
     """
-    from recipecli.engines.base import finding
+    from recipecli.codes import finding
 
     tensors = run.ctx.draft_ck.tensors
     H, Ht, k = run.get("H"), run.get("Ht"), run.get("k")
@@ -418,12 +416,11 @@ def shape_findings(
             m = found[1] // Ht
             yield finding(
                 "aux.count",
-                "error",
-                engine,
                 f"fc takes {m} aux hidden states ({found[1]} = {m} x {Ht}) but {title} sizes it for k={k} "
                 f"({run.resolved['k'].origin}): the load fails on the fc shape; make the config give {m} "
                 "(the id count the engine reads for k)",
-                source,
+                engine=engine,
+                source=source,
                 tensor=name,
                 expected=list(shape),
                 found=list(found),
@@ -439,11 +436,11 @@ def shape_findings(
         )
         yield finding(
             f"shape.{role}",
-            "error",
-            engine,
             f"{name} has shape {list(found)} but {title} allocates {list(shape)} ({basis}): the load fails on "
             "the shape; fix the config or the export",
-            source,
+            severity="error",
+            engine=engine,
+            source=source,
             tensor=name,
             expected=list(shape),
             found=list(found),
@@ -463,29 +460,27 @@ def no_tensor_findings(run: EngineRun, source: Any) -> list[Finding]:
     """What an engine says about a draft source without a tensor table: a bare config or a
     snapshot without tensors was not checked (``tensor.unchecked``); a folder without weight
     files has nothing to serve (``tensor.missing``)."""
-    from recipecli.engines.base import finding
+    from recipecli.codes import finding
 
     ck = run.ctx.draft_ck
     if ck.kind in ("config", "snapshot"):
         return [
             finding(
                 "tensor.unchecked",
-                "warning",
-                run.engine,
                 f"draft source {ck.kind!r} has no tensor table: tensor, shape and vocab-map checks "
                 "were skipped; check the checkpoint directory (or a snapshot of it)",
-                source,
+                engine=run.engine,
+                source=source,
                 kind=ck.kind,
             )
         ]
     return [
         finding(
             "tensor.missing",
-            "error",
-            run.engine,
             "draft has no weight files (no model.safetensors, index or pytorch_model.bin next to "
             "config.json): nothing to serve; download the weights",
-            source,
+            engine=run.engine,
+            source=source,
             missing=["<all weights>"],
             root=ck.root,
         )
@@ -495,14 +490,13 @@ def no_tensor_findings(run: EngineRun, source: Any) -> list[Finding]:
 def missing_model_type(run: EngineRun, source: Any) -> Finding:
     """``config.model_type`` for a draft config without ``model_type``: transformers' AutoConfig
     (which every engine falls back to) cannot build it."""
-    from recipecli.engines.base import finding
+    from recipecli.codes import finding
 
     return finding(
         "config.model_type",
-        "error",
-        run.engine,
         "draft config.json has no model_type: transformers' AutoConfig cannot build it "
         '(\'Unrecognized model\'); add "model_type": "llama"',
-        source,
+        engine=run.engine,
+        source=source,
         model_type=None,
     )

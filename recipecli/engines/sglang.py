@@ -20,13 +20,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from recipecli.codes import finding
 from recipecli.engines.base import (
     EngineModel,
     EngineRun,
     Section,
     Source,
     StepList,
-    finding,
     load_data,
 )
 from recipecli.engines.common import (
@@ -166,11 +166,10 @@ def step_config(run: EngineRun) -> Iterable[Finding]:
     except KeyError:
         yield finding(
             "config.model_type",
-            "error",
-            NAME,
             f"draft model_type {model_type!r} has no config class in transformers {TRANSFORMERS}: "
             "get_config fails; use model_type 'llama'",
-            GET_CONFIG,
+            engine=NAME,
+            source=GET_CONFIG,
             model_type=model_type,
         )
         run.stop = "config"
@@ -184,12 +183,11 @@ def step_config(run: EngineRun) -> Iterable[Finding]:
     if "target_hidden_size" in cfg and cfg["target_hidden_size"] is None and not mla:
         yield finding(
             "config.target_hidden_null",
-            "error",
-            NAME,
             "target_hidden_size is null: SGLang's LlamaModel takes it whenever the key exists and "
             "builds fc with None * k inputs — start-up raises TypeError; write the target's hidden "
             "size or drop the key",
-            DRAFT_MODEL,
+            engine=NAME,
+            source=DRAFT_MODEL,
         )
         run.stop = "config"
         return
@@ -213,14 +211,13 @@ def step_config(run: EngineRun) -> Iterable[Finding]:
     if not dvs_present and not mla:
         yield finding(
             "config.draft_vocab_size_absent",
-            "error",
-            NAME,
             "the draft config has no draft_vocab_size: SGLang's LlamaForCausalLMEagle3 reads "
             "config.draft_vocab_size as an attribute and start-up fails with AttributeError "
             f"('LlamaConfig' object has no attribute 'draft_vocab_size'); add \"draft_vocab_size\": "
             f"{d.Vd if d.has_lm_head else 'null'}"
             + (" (the lm_head's rows)" if d.has_lm_head else " (borrow the target's head)"),
-            DRAFT_INIT,
+            engine=NAME,
+            source=DRAFT_INIT,
         )
     # k
     ids = ec.get("eagle_aux_hidden_state_layer_ids")
@@ -261,12 +258,11 @@ def step_config(run: EngineRun) -> Iterable[Finding]:
         if flag in ec and flag not in cfg and bool(ec[flag]) != run.get(flag):
             yield finding(
                 "norm.flag_ignored",
-                "error",
-                NAME,
                 f"eagle_config.{flag} = {ec[flag]} is not read by SGLang, which uses the top-level key "
                 f"(default {run.get(flag)}): the draft runs without what it was trained with; copy it "
                 f'to a top-level "{flag}"',
-                DRAFT_MODEL,
+                engine=NAME,
+                source=DRAFT_MODEL,
                 flag=flag,
                 nested=ec[flag],
                 used=run.get(flag),
@@ -274,23 +270,21 @@ def step_config(run: EngineRun) -> Iterable[Finding]:
     if cfg.get("norm_before_residual") is True or ec.get("norm_before_residual") is True:
         yield finding(
             "norm.residual_unsupported",
-            "error",
-            NAME,
             "norm_before_residual is true but SGLang never reads it (the first layer's residual is the "
             "raw hidden state): the draft runs unlike it was trained; serve it on vLLM or retrain with it "
             "false",
-            DRAFT_LAYER,
+            engine=NAME,
+            source=DRAFT_LAYER,
             source_key=d.sources.get("norm_before_residual"),
         )
     layers = run.get("layers")
     if mla and layers != 1:
         yield finding(
             "draft.layers",
-            "error",
-            NAME,
             f"SGLang's MLA EAGLE3 draft raises 'EAGLE3 currently only supports 1 layer': "
             f"num_hidden_layers is {run.resolved['layers'].show()}; set it to 1",
-            MLA_DRAFT,
+            engine=NAME,
+            source=MLA_DRAFT,
             num_hidden_layers=layers,
         )
 
@@ -341,10 +335,9 @@ def step_architecture(run: EngineRun) -> Iterable[Finding]:
     )
     yield finding(
         "draft.arch_name",
-        "error",
-        NAME,
         f"SGLang looks up the draft as {arch!r} ({how}) and {why}; fix: {fix}",
-        (DRAFT_RENAME, REGISTRY, ARCH_WIRING),
+        engine=NAME,
+        source=(DRAFT_RENAME, REGISTRY, ARCH_WIRING),
         architecture=d.architecture,
         looked_up=arch,
     )
@@ -383,12 +376,11 @@ def step_target(run: EngineRun) -> Iterable[Finding]:
     if entry is None:
         yield finding(
             "target.unregistered",
-            "error",
-            NAME,
             f"target architecture {t.architecture!r} is not in SGLang 0.5.23's model registry: it falls "
             "back to the Transformers backend (or is refused), whose model has no "
             "set_eagle3_layers_to_capture, so EAGLE3 start-up fails; check that SGLang supports this target",
-            (REGISTRY, AUX_SETUP),
+            engine=NAME,
+            source=(REGISTRY, AUX_SETUP),
             architecture=t.architecture,
         )
         return
@@ -396,11 +388,10 @@ def step_target(run: EngineRun) -> Iterable[Finding]:
     if not entry["captures_aux"]:
         yield finding(
             "target.no_eagle3",
-            "error",
-            NAME,
             f"SGLang's {t.architecture} ({entry['module']}) has no set_eagle3_layers_to_capture: EAGLE3 "
             f"start-up raises 'Model {t.architecture} does not implement set_eagle3_layers_to_capture'",
-            (AUX_SETUP, src(entry["module"].replace(P, ""), t.architecture)),
+            engine=NAME,
+            source=(AUX_SETUP, src(entry["module"].replace(P, ""), t.architecture)),
             architecture=t.architecture,
         )
         return
@@ -487,8 +478,6 @@ def step_aux(run: EngineRun) -> Iterable[Finding]:
         named_other = bool(top) and not same
         yield finding(
             "aux.default",
-            "info" if same else ("error" if named_other else "warning"),
-            NAME,
             (
                 f"SGLang reads aux ids only from eagle_config and ignores the top-level ids {list(top)}: "
                 f"it captures the target's default hidden states {layers}"
@@ -506,7 +495,9 @@ def step_aux(run: EngineRun) -> Iterable[Finding]:
                     "eagle_config.eagle_aux_hidden_state_layer_ids"
                 )
             ),
-            (AUX_IDS, CAPTURE),
+            severity="info" if same else ("error" if named_other else "warning"),
+            engine=NAME,
+            source=(AUX_IDS, CAPTURE),
             layers=layers,
             L=L,
             top_level=list(top) if top else None,
@@ -523,11 +514,10 @@ def step_aux(run: EngineRun) -> Iterable[Finding]:
         top_index = f"0..{L}" if final else f"0..{L - 1}"
         yield finding(
             "aux.out_of_range",
-            "error",
-            NAME,
             f"aux ids {bad} are never captured by SGLang's {ctx.target.architecture} (capture indices must lie "
             f"in {top_index} after its rule: {RULE_TEXT[rule]}): {effect}; fix the ids",
-            (CAPTURE, CAPTURE_LOOP, run.resolved["not_captured"].origin),
+            engine=NAME,
+            source=(CAPTURE, CAPTURE_LOOP, run.resolved["not_captured"].origin),
             ids=ids,
             L=L,
             captured=layers,
@@ -536,12 +526,11 @@ def step_aux(run: EngineRun) -> Iterable[Finding]:
     if given and given != sorted(given):
         yield finding(
             "aux.order",
-            "error",
-            NAME,
             f"aux ids {given} are not ascending: SGLang captures the states in layer order {layers}, so "
             "the fc chunks arrive in another order than the draft was trained with; write them ascending "
             "(and permute fc's input columns to match)",
-            CAPTURE_LOOP,
+            engine=NAME,
+            source=CAPTURE_LOOP,
             ids=given,
             captured=layers,
         )
@@ -549,25 +538,23 @@ def step_aux(run: EngineRun) -> Iterable[Finding]:
     if len(layers) != k and not bad and fc_fits_k(run):
         yield finding(
             "aux.count",
-            "error",
-            NAME,
             f"SGLang captures {len(layers)} aux hidden state(s) {layers} ({where}) but sizes fc for k={k} "
             f"({run.resolved['k'].origin}): the draft's input width is wrong (a shape error at the first "
             "forward, or fc skipped silently when the width equals H); make eagle_config's id list the "
             "one the draft was trained with",
-            (AUX_IDS, DRAFT_MODEL),
+            engine=NAME,
+            source=(AUX_IDS, DRAFT_MODEL),
             captured=layers,
             k=k,
         )
     if ids is not None and trained is not None and sorted(set(trained)) != layers and not bad:
         yield finding(
             "aux.mismatch",
-            "warning",
-            NAME,
             f"SGLang's {ctx.target.architecture} captures hidden states {layers} ({RULE_TEXT[rule]}) but the "
             f"draft's format ({d.format}) writes ids for {trained}: if it was trained that way it drafts from the "
             "wrong layers; write the ids the way this target family reads them",
-            (CAPTURE, run.resolved["capture_rule"].origin, "SGLang PR #32334"),
+            engine=NAME,
+            source=(CAPTURE, run.resolved["capture_rule"].origin, "SGLang PR #32334"),
             captured=layers,
             trained_on=trained,
         )
@@ -655,11 +642,10 @@ def step_tensors(run: EngineRun) -> Iterable[Finding]:
     if t.H is not None and Ht is not None and t.H != Ht:
         yield finding(
             "hidden.mismatch",
-            "error",
-            NAME,
             f"SGLang feeds the draft's fc target hidden states of width {t.H} but sizes it for {Ht} per state "
             f"({run.resolved['Ht'].origin}): this draft was trained for another target",
-            DRAFT_MODEL,
+            engine=NAME,
+            source=DRAFT_MODEL,
             draft_target_hidden=Ht,
             target_hidden=t.H,
         )
@@ -672,12 +658,11 @@ def step_tensors(run: EngineRun) -> Iterable[Finding]:
         if missing:
             yield finding(
                 "tensor.missing",
-                "error",
-                NAME,
                 f"draft lacks {len(missing)} weight(s) SGLang allocates: {', '.join(missing[:6])}"
                 + (" …" if len(missing) > 6 else "")
                 + "; load_weights does not notice, so they keep uninitialised memory; re-export the draft",
-                DRAFT_LOAD,
+                engine=NAME,
+                source=DRAFT_LOAD,
                 missing=missing,
             )
         shapes = {**want, **optional_shapes(d, H, run.get("V"), run.get("Vd"))}
@@ -699,24 +684,23 @@ def step_tensors(run: EngineRun) -> Iterable[Finding]:
             shown = ", ".join(extra[:5]) + (" …" if len(extra) > 5 else "")
             yield finding(
                 "tensor.unexpected",
-                "warning",
-                NAME,
                 f"SGLang silently skips tensor name(s) {shown} (its draft has no parameter for them: q/k/v "
                 'are built without bias, fc has a bias only with a "bias" config key); check they are not '
                 "weights the draft needs",
-                (DRAFT_LOAD, DRAFT_LAYER),
+                severity="warning",
+                engine=NAME,
+                source=(DRAFT_LOAD, DRAFT_LAYER),
                 unexpected=extra,
             )
     V, Vd = t.V, run.get("Vd")
     if V is not None and Vd is not None and Vd < V and "d2t" not in tensors:
         yield finding(
             "vocab.d2t_missing",
-            "error",
-            NAME,
             f"draft_vocab_size {Vd} < vocab {V} but the draft ships no d2t: SGLang keeps hot_token_id None "
             "and proposes draft ids as target ids — it serves and accepts almost nothing; re-export with "
             "the d2t map",
-            (DRAFT_LOAD, INIT_LM_HEAD, "NeMo Automodel PR #2447"),
+            engine=NAME,
+            source=(DRAFT_LOAD, INIT_LM_HEAD, "NeMo Automodel PR #2447"),
             Vd=Vd,
             V=V,
         )
@@ -729,12 +713,11 @@ def step_tensors(run: EngineRun) -> Iterable[Finding]:
     ):
         yield finding(
             "lm_head.missing",
-            "error",
-            NAME,
             "no lm_head while draft_vocab_size is set: SGLang borrows the target's head only when "
             "draft_vocab_size is null, so the head keeps uninitialised memory (accept length 1.0); ship "
             "lm_head, or set draft_vocab_size to null when it equals the vocab",
-            (DRAFT_INIT, INIT_LM_HEAD, "SGLang PR #27908"),
+            engine=NAME,
+            source=(DRAFT_INIT, INIT_LM_HEAD, "SGLang PR #27908"),
             Vd=Vd,
         )
 
@@ -768,25 +751,23 @@ def step_sharing(run: EngineRun) -> Iterable[Finding]:
     if keeps_own and not d.has_embed and ctx.draft_ck.tensors:
         yield finding(
             "embed.width_mismatch",
-            "error",
-            NAME,
             f"target_hidden_size {d.Ht} != hidden_size {H}: SGLang's set_embed keeps the draft's own "
             f"embedding, but the draft ships no embed_tokens — it stays uninitialised and the draft drafts "
             f"from garbage; ship the draft's embed_tokens [{vdraft}, {H}]",
-            SET_EMBED,
+            engine=NAME,
+            source=SET_EMBED,
             H=H,
             target_hidden=t.H,
         )
     elif not keeps_own and H != t.H:
         yield finding(
             "embed.width_mismatch",
-            "error",
-            NAME,
             f"the draft's hidden size {H} differs from the target's {t.H} but SGLang swaps the target's "
             f"embedding into the draft anyway ({'set_embed_and_head' if borrow_head else 'set_embed: target_hidden_size absent or equal'}): "
             "the first forward fails on the width; set target_hidden_size to the target's hidden size "
             "(and ship the draft's embed_tokens)",
-            (INIT_LM_HEAD, SET_EMBED),
+            engine=NAME,
+            source=(INIT_LM_HEAD, SET_EMBED),
             H=H,
             target_hidden=t.H,
         )
@@ -798,12 +779,11 @@ def step_sharing(run: EngineRun) -> Iterable[Finding]:
             if not heads_ok(nh, nkv, tp):
                 yield finding(
                     "tp.heads_indivisible",
-                    "error",
-                    NAME,
                     f"{what} attention heads {nh} / KV heads {nkv} do not split over TP {tp} "
                     "(LlamaAttention asserts)",
-                    HEADS,
-                    tp,
+                    engine=NAME,
+                    tp=tp,
+                    source=HEADS,
                     what=what,
                     heads=nh,
                     kv_heads=nkv,
@@ -827,14 +807,13 @@ def step_sharing(run: EngineRun) -> Iterable[Finding]:
             if H == t.H and (tp > 1 or vdraft < t.V):
                 yield finding(
                     "embed.layout_mismatch",
-                    "error",
-                    NAME,
                     f"SGLang swaps the target's embedding ({t.V} rows, {target_shape[0]} per rank at TP {tp}) into "
                     f"a draft embedding built for vocab_size {vdraft} ({sharded[0]} per rank) with no shape check: "
                     "the draft's vocab-parallel lookup reads the wrong rows for some tokens, silently; set the "
                     f"draft's vocab_size to {t.V}",
-                    (INIT_LM_HEAD, SET_EMBED, VOCAB),
-                    tp,
+                    engine=NAME,
+                    tp=tp,
+                    source=(INIT_LM_HEAD, SET_EMBED, VOCAB),
                     target_rows=target_shape[0],
                     draft_rows=sharded[0],
                     draft_vocab_size=vdraft,
@@ -909,14 +888,13 @@ def step_positions(run: EngineRun) -> Iterable[Finding]:
         return
     yield finding(
         "maxpos.short",
-        "error",
-        NAME,
         f"draft context length {derived} ({how}, {run.resolved['max_position_embeddings'].origin}) < the "
         f"target's context length {want}: SGLang refuses to start ('Target model's context_length ({want}) is "
         f"greater than the derived context_length ({derived})'); set SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1 "
         f"(the draft's max_position_embeddings is then raised to {want}), serve with --context-length {derived}, "
         f"or set the draft's max_position_embeddings to {want}",
-        (DRAFT_WORKER, CONTEXT),
+        engine=NAME,
+        source=(DRAFT_WORKER, CONTEXT),
         draft=derived,
         serving=want,
     )

@@ -12,13 +12,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from recipecli.codes import finding
 from recipecli.engines.base import (
     EngineModel,
     EngineRun,
     Section,
     Source,
     StepList,
-    finding,
     load_data,
 )
 from recipecli.engines.common import (
@@ -146,11 +146,10 @@ def step_config(run: EngineRun) -> Iterable[Finding]:
     except KeyError:
         yield finding(
             "config.model_type",
-            "error",
-            NAME,
             f"draft model_type {model_type!r} has no config class in tokenspeed or transformers "
             f"{TRANSFORMERS}: get_config fails; use model_type 'llama'",
-            GET_CONFIG,
+            engine=NAME,
+            source=GET_CONFIG,
             model_type=model_type,
         )
         run.stop = "config"
@@ -172,11 +171,10 @@ def step_config(run: EngineRun) -> Iterable[Finding]:
     ):
         yield finding(
             "config.aux_ids_null",
-            "error",
-            NAME,
             "eagle_aux_hidden_state_layer_ids is null: tokenspeed's Llama draft takes len() of it "
             "(hasattr is true) and the load raises TypeError; drop the key or write the ids",
-            DRAFT_MODEL,
+            engine=NAME,
+            source=DRAFT_MODEL,
         )
         run.stop = "config"
         return
@@ -204,11 +202,10 @@ def step_config(run: EngineRun) -> Iterable[Finding]:
     if layers != 1:
         yield finding(
             "draft.layers",
-            "error",
-            NAME,
             f"tokenspeed raises 'EAGLE3 currently only supports 1 layer': num_hidden_layers is "
             f"{run.resolved['layers'].show()}; set num_hidden_layers to 1",
-            DRAFT_INIT,
+            engine=NAME,
+            source=DRAFT_INIT,
             num_hidden_layers=layers,
         )
 
@@ -280,10 +277,9 @@ def step_architecture(run: EngineRun) -> Iterable[Finding]:
     )
     yield finding(
         "draft.arch_name",
-        "error",
-        NAME,
         f"tokenspeed looks up the draft as {arch!r} ({how}) and {why}; fix: {fix}",
-        (GET_CONFIG, REGISTRY),
+        engine=NAME,
+        source=(GET_CONFIG, REGISTRY),
         architecture=d.architecture,
         looked_up=arch,
     )
@@ -311,11 +307,10 @@ def step_target(run: EngineRun) -> Iterable[Finding]:
     if entry is None:
         yield finding(
             "target.unregistered",
-            "error",
-            NAME,
             f"target architecture {t.architecture!r} is not in tokenspeed's model registry: the load fails "
             f"with 'Model architectures [{t.architecture!r}] are not supported for now'",
-            REGISTRY,
+            engine=NAME,
+            source=REGISTRY,
             architecture=t.architecture,
         )
         run.stop = "target"
@@ -326,12 +321,11 @@ def step_target(run: EngineRun) -> Iterable[Finding]:
     if not entry["captures_aux"]:
         yield finding(
             "target.no_aux_capture",
-            "error",
-            NAME,
             f"tokenspeed's {t.architecture} never hands the draft its aux hidden states ({entry['evidence']}): "
             "the draft gets the final hidden state, fc is skipped and acceptance collapses without an "
             "error; serve this pair on vLLM",
-            (WIRE, src(entry["evidence"].split(":")[0].replace(P, ""), "forward"), LOGITS),
+            engine=NAME,
+            source=(WIRE, src(entry["evidence"].split(":")[0].replace(P, ""), "forward"), LOGITS),
             architecture=t.architecture,
             evidence=entry["evidence"],
         )
@@ -397,11 +391,11 @@ def step_aux(run: EngineRun) -> Iterable[Finding]:
     if top and cfg.get("eagle_config") is not None and list(top) != list(ids):
         yield finding(
             "aux.top_level_ignored",
-            "error" if len(top) != len(ids or default_aux_layers(L)) else "warning",
-            NAME,
             f"the draft config has eagle_config, so tokenspeed captures {('the ids ' + str(ids)) if ids else 'its default layers'} "
             f"and ignores the top-level ids {list(top)} (which size fc): make both lists agree",
-            WIRE,
+            severity="error" if len(top) != len(ids or default_aux_layers(L)) else "warning",
+            engine=NAME,
+            source=WIRE,
             top_level=list(top),
             nested=ids,
         )
@@ -409,15 +403,15 @@ def step_aux(run: EngineRun) -> Iterable[Finding]:
         trained = trained_layers(d, L)
         yield finding(
             "aux.default",
-            "info" if trained == layers else "warning",
-            NAME,
             f"draft names no aux layer ids: tokenspeed captures the target's default hidden states {layers}"
             + (
                 "; the draft's format was trained on that default"
                 if trained == layers
                 else "; if the draft was trained on others acceptance collapses silently — add eagle_aux_hidden_state_layer_ids"
             ),
-            (WIRE, CAPTURE),
+            severity="info" if trained == layers else "warning",
+            engine=NAME,
+            source=(WIRE, CAPTURE),
             layers=layers,
             L=L,
         )
@@ -436,12 +430,11 @@ def step_aux(run: EngineRun) -> Iterable[Finding]:
     if bad:
         yield finding(
             "aux.out_of_range",
-            "error",
-            NAME,
             f"aux ids {bad} are never captured by tokenspeed on this target (capture indices id+1 must lie in "
             f"0..{L - 1}, or be {L + 1} for the final residual on BaseTransformerModel targets): the draft gets "
             f"{len(layers)} state(s) for an fc that takes {run.get('k')}; fix the ids",
-            (CAPTURE, CAPTURE_LOOP),
+            engine=NAME,
+            source=(CAPTURE, CAPTURE_LOOP),
             ids=ids,
             L=L,
             captured=layers,
@@ -450,12 +443,11 @@ def step_aux(run: EngineRun) -> Iterable[Finding]:
     if len(layers) != k and not bad and fc_fits_k(run):
         yield finding(
             "aux.count",
-            "error",
-            NAME,
             f"tokenspeed captures {len(layers)} aux hidden state(s) {layers} ({where}) but sizes fc for k={k} "
             f"({run.resolved['k'].origin}): the draft's input width is wrong (a runtime shape error, or fc is "
             "skipped silently when the width happens to equal H); make the top-level id list the one captured",
-            (WIRE, DRAFT_MODEL),
+            engine=NAME,
+            source=(WIRE, DRAFT_MODEL),
             captured=layers,
             k=k,
         )
@@ -463,12 +455,11 @@ def step_aux(run: EngineRun) -> Iterable[Finding]:
     if ids and trained is not None and sorted(set(trained)) != layers and not bad:
         yield finding(
             "aux.mismatch",
-            "warning",
-            NAME,
             f"tokenspeed captures hidden states {layers} but the draft's format ({d.format}) writes ids for "
             f"{trained}: if it was trained that way it drafts from the wrong layers; write the ids as layer-output "
             "indices (tokenspeed adds 1)",
-            (CAPTURE, "vLLM PR #43671", "SGLang PR #32334"),
+            engine=NAME,
+            source=(CAPTURE, "vLLM PR #43671", "SGLang PR #32334"),
             captured=layers,
             trained_on=trained,
         )
@@ -553,32 +544,29 @@ def step_tensors(run: EngineRun) -> Iterable[Finding]:
     ):
         yield finding(
             "norm.residual_unsupported",
-            "error",
-            NAME,
             "norm_before_residual is true but tokenspeed never reads it (its residual is the raw hidden "
             "state): the draft runs unlike it was trained; serve it on vLLM or retrain with it false",
-            DRAFT_MODEL,
+            engine=NAME,
+            source=DRAFT_MODEL,
             source_key=d.sources.get("norm_before_residual"),
         )
     if d.Ht is not None and H is not None and d.Ht != H and d.attention != "MLA":
         yield finding(
             "hidden.tokenspeed_target_hidden",
-            "error",
-            NAME,
             f"tokenspeed builds fc as [H, k*H] and ignores target_hidden_size, so a draft with H={H} != "
             f"target_hidden_size={d.Ht} cannot load its fc (shape assertion); serve it on vLLM",
-            DRAFT_MODEL,
+            engine=NAME,
+            source=DRAFT_MODEL,
             H=H,
             Ht=d.Ht,
         )
     if t.H is not None and d.Ht is not None and t.H != d.Ht:
         yield finding(
             "hidden.mismatch",
-            "error",
-            NAME,
             f"the draft's fc expects target hidden states of width {d.Ht} but the target's text hidden_size is "
             f"{t.H}: this draft was trained for another target",
-            DRAFT_MODEL,
+            engine=NAME,
+            source=DRAFT_MODEL,
             draft_target_hidden=d.Ht,
             target_hidden=t.H,
         )
@@ -592,12 +580,11 @@ def step_tensors(run: EngineRun) -> Iterable[Finding]:
     if missing:
         yield finding(
             "tensor.missing",
-            "error",
-            NAME,
             f"draft lacks {len(missing)} weight(s) tokenspeed allocates: {', '.join(missing[:6])}"
             + (" …" if len(missing) > 6 else "")
             + "; load_weights does not notice, so they keep uninitialised memory; re-export the draft",
-            DRAFT_LOAD,
+            engine=NAME,
+            source=DRAFT_LOAD,
             missing=missing,
         )
     shapes = {**want, **optional_shapes(d, H, run.get("V"), run.get("Vd"))}
@@ -609,23 +596,21 @@ def step_tensors(run: EngineRun) -> Iterable[Finding]:
     if bias:
         yield finding(
             "tensor.dropped",
-            "error",
-            NAME,
             f"the draft ships {bias[0]}, but tokenspeed's fc is ColumnParallelLinear(bias=False) and "
             "load_weights skips unknown names silently: the draft runs without a trained weight",
-            (DRAFT_MODEL, DRAFT_LOAD),
+            engine=NAME,
+            source=(DRAFT_MODEL, DRAFT_LOAD),
             dropped=bias,
         )
     qk = [n for n in extra if n.endswith(("self_attn.q_norm.weight", "self_attn.k_norm.weight"))]
     if qk:
         yield finding(
             "norm.qk_dropped",
-            "error",
-            NAME,
             f"the draft has Qwen3-style QK norms ({', '.join(qk)}) but tokenspeed's only Llama EAGLE3 "
             "draft class has none: load_weights skips them silently and the draft runs without its "
             "trained q/k norms; serve it on vLLM (Eagle3Qwen3ForCausalLM)",
-            DRAFT_LOAD,
+            engine=NAME,
+            source=DRAFT_LOAD,
             dropped=qk,
         )
         extra = [n for n in extra if n not in qk]
@@ -633,33 +618,31 @@ def step_tensors(run: EngineRun) -> Iterable[Finding]:
         shown = ", ".join(extra[:5]) + (" …" if len(extra) > 5 else "")
         yield finding(
             "tensor.unexpected",
-            "warning",
-            NAME,
             f"tokenspeed silently skips tensor name(s) {shown}; check they are not weights it needs under another name",
-            DRAFT_LOAD,
+            severity="warning",
+            engine=NAME,
+            source=DRAFT_LOAD,
             unexpected=extra,
         )
     V, Vd = t.V, run.get("Vd")
     if V is not None and Vd is not None and Vd < V and "d2t" not in tensors:
         yield finding(
             "vocab.d2t_missing",
-            "error",
-            NAME,
             f"draft_vocab_size {Vd} < vocab {V} but the draft ships no d2t: tokenspeed uses draft ids as "
             "target ids unchanged — it serves and accepts almost nothing; re-export with the d2t map",
-            DRAFT_LOAD,
+            engine=NAME,
+            source=DRAFT_LOAD,
             Vd=Vd,
             V=V,
         )
     if not d.has_lm_head and d.draft_vocab_size_declared and not d.tie_word_embeddings:
         yield finding(
             "lm_head.missing",
-            "error",
-            NAME,
             "no lm_head while draft_vocab_size is set: tokenspeed borrows the target head only when "
             "draft_vocab_size is absent, so the head keeps uninitialised memory (accept length 1.0); ship "
             "lm_head, or drop draft_vocab_size when it equals the vocab",
-            (DRAFT_INIT, SET_EMBED, "SGLang PR #27908"),
+            engine=NAME,
+            source=(DRAFT_INIT, SET_EMBED, "SGLang PR #27908"),
             Vd=d.Vd,
         )
 
@@ -700,12 +683,11 @@ def step_sharing(run: EngineRun) -> Iterable[Finding]:
             if v and pad64(v) % n:
                 yield finding(
                     "tp.vocab_indivisible",
-                    "error",
-                    NAME,
                     f"{what}: padded vocab {pad64(v)} (vocab {v} padded to 64) is not divisible by TP {n}: "
                     f"'{pad64(v)} is not divisible by {n}'; pick another TP",
-                    VOCAB,
-                    tp,
+                    engine=NAME,
+                    tp=tp,
+                    source=VOCAB,
                     what=what,
                     vocab=v,
                     padded=pad64(v),
@@ -718,12 +700,11 @@ def step_sharing(run: EngineRun) -> Iterable[Finding]:
             if not heads_ok(nh, nkv, tp):
                 yield finding(
                     "tp.heads_indivisible",
-                    "error",
-                    NAME,
                     f"{what} attention heads {nh} / KV heads {nkv} do not split over TP {tp} "
                     "(validate_attention_partition raises)",
-                    HEADS,
-                    tp,
+                    engine=NAME,
+                    tp=tp,
+                    source=HEADS,
                     what=what,
                     heads=nh,
                     kv_heads=nkv,
@@ -778,12 +759,11 @@ def _sharing(run: EngineRun, tp: int, H: int, vdraft: int, replicated_target: bo
         findings.append(
             finding(
                 "embed.share_error",
-                "error",
-                NAME,
                 f"tokenspeed set_embed_and_head raises at TP {tp}: {text} Make the draft's vocab_size/hidden_size "
                 "match the target",
-                MLA_SET_EMBED if mla else SET_EMBED,
-                tp,
+                engine=NAME,
+                tp=tp,
+                source=MLA_SET_EMBED if mla else SET_EMBED,
                 target_shape=list(a),
                 draft_sharded_shape=list(s),
                 draft_replicated_shape=list(replicated),
@@ -793,12 +773,11 @@ def _sharing(run: EngineRun, tp: int, H: int, vdraft: int, replicated_target: bo
         findings.append(
             finding(
                 "embed.tied_stale",
-                "warning",
-                NAME,
                 f"tie_word_embeddings with a rebuilt (replicated) embedding at TP {tp}: the tied head keeps pointing "
                 "at the old sharded weight (open review on tokenspeed PR #837); set tie_word_embeddings false",
-                SET_EMBED,
-                tp,
+                engine=NAME,
+                tp=tp,
+                source=SET_EMBED,
             )
         )
     if verdict in ("share", "share-replicated"):
@@ -831,8 +810,6 @@ def step_positions(run: EngineRun) -> Iterable[Finding]:
         return
     yield finding(
         "maxpos.short",
-        "error" if ctx.max_model_len else "warning",
-        NAME,
         f"draft max_position_embeddings {maxpos} ({run.resolved['max_position_embeddings'].origin}) < serving "
         f"length {want}: "
         + (
@@ -842,7 +819,9 @@ def step_positions(run: EngineRun) -> Iterable[Finding]:
             else "tokenspeed does not raise it, so positions past it index the draft's rotary cache out of range"
         )
         + f"; set the draft's max_position_embeddings to {want}",
-        CONTEXT,
+        severity="error" if ctx.max_model_len else "warning",
+        engine=NAME,
+        source=CONTEXT,
         draft=maxpos,
         serving=want,
     )

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from recipecli.codes import finding
 from recipecli.draft import DraftModel
 from recipecli.engines.base import (
     EngineModel,
@@ -20,7 +21,6 @@ from recipecli.engines.base import (
     Section,
     Source,
     StepList,
-    finding,
     load_data,
 )
 from recipecli.engines.common import (
@@ -197,11 +197,10 @@ def step_config(run: EngineRun) -> Iterable[Finding]:
         if model_type not in ("llama", "qwen3"):
             yield finding(
                 "config.model_type",
-                "error",
-                NAME,
                 f"vLLM refuses this speculators draft: 'Unsupported model_type {model_type} for "
                 "Eagle3 speculator' (only llama and qwen3 layers); re-export it with a llama layer",
-                SPEC_ALGOS,
+                engine=NAME,
+                source=SPEC_ALGOS,
                 model_type=model_type,
             )
             run.stop = "config"
@@ -224,11 +223,10 @@ def step_config(run: EngineRun) -> Iterable[Finding]:
     except KeyError:
         yield finding(
             "config.model_type",
-            "error",
-            NAME,
             f"draft model_type {model_type!r} has no transformers config class: vLLM cannot build "
             "the draft config; use model_type 'llama'",
-            EAGLE_CFG,
+            engine=NAME,
+            source=EAGLE_CFG,
             model_type=model_type,
         )
         run.stop = "config"
@@ -242,12 +240,11 @@ def step_config(run: EngineRun) -> Iterable[Finding]:
             refused.append(
                 finding(
                     "config.model_type",
-                    "error",
-                    NAME,
                     f"transformer_layer_config lacks {', '.join(lacking)}: vLLM's SpeculatorsConfig has no "
                     f"class defaults, so building the draft raises AttributeError ('SpeculatorsConfig' object "
                     f"has no attribute {lacking[0]!r}); write them",
-                    (SPEC_BASE, EAGLE3_LAYER),
+                    engine=NAME,
+                    source=(SPEC_BASE, EAGLE3_LAYER),
                     missing=lacking,
                 )
             )
@@ -265,12 +262,11 @@ def step_config(run: EngineRun) -> Iterable[Finding]:
     if "target_hidden_size" in cfg and cfg["target_hidden_size"] is None and not speculators:
         yield finding(
             "config.target_hidden_null",
-            "error",
-            NAME,
             "target_hidden_size is null: vLLM's LlamaModel reads it with getattr (the key exists, so "
             "no default) and computes None * k for the fc width — the load raises TypeError; "
             "write the target's hidden size or drop the key",
-            EAGLE3_MODEL,
+            engine=NAME,
+            source=EAGLE3_MODEL,
         )
         run.stop = "config"
         return
@@ -332,11 +328,10 @@ def step_config(run: EngineRun) -> Iterable[Finding]:
         run.set("norm_before_residual", True, "update_eagle3 default (true)")
         yield finding(
             "norm.residual_default",
-            "warning",
-            NAME,
             "speculators config without norm_before_residual: vLLM's update_eagle3 assumes true "
             "(speculators' own default is false); write the value the draft was trained with",
-            SPEC_ALGOS,
+            engine=NAME,
+            source=SPEC_ALGOS,
         )
     else:
         nested = (
@@ -349,12 +344,11 @@ def step_config(run: EngineRun) -> Iterable[Finding]:
         if flag in eagle_cfg and flag not in cfg and bool(eagle_cfg[flag]) != run.get(flag):
             yield finding(
                 "norm.flag_ignored",
-                "error",
-                NAME,
                 f"eagle_config.{flag} = {eagle_cfg[flag]} is not read by vLLM, which uses the top-level "
                 f"key (default {run.get(flag)}): the draft runs without what it was trained with; "
                 f'copy it to a top-level "{flag}"',
-                EAGLE3_LAYER if flag == "norm_before_residual" else EAGLE3_MODEL,
+                engine=NAME,
+                source=EAGLE3_LAYER if flag == "norm_before_residual" else EAGLE3_MODEL,
                 flag=flag,
                 nested=eagle_cfg[flag],
                 used=run.get(flag),
@@ -415,11 +409,10 @@ def step_architecture(run: EngineRun) -> Iterable[Finding]:
         known = ", ".join(sorted(drafts))
         yield finding(
             "draft.arch_name",
-            "error",
-            NAME,
             f"vLLM looks up the draft as {arch!r} ({how}), which it does not register as an EAGLE3 "
             f"draft: the load fails; set architectures to one of {known}",
-            (EAGLE_CFG, REGISTRY),
+            engine=NAME,
+            source=(EAGLE_CFG, REGISTRY),
             architecture=arch,
         )
         run.stop = "architecture"
@@ -448,12 +441,12 @@ def step_target(run: EngineRun) -> Iterable[Finding]:
     if entry is None:
         yield finding(
             "target.unregistered",
-            "warning",
-            NAME,
             f"target architecture {t.architecture!r} is not in vLLM 0.33.0's model registry: vLLM "
             "falls back to its Transformers backend (or refuses the model), and EAGLE3 needs a "
             "native model class that captures aux hidden states; check that vLLM supports this target",
-            src(
+            severity="warning",
+            engine=NAME,
+            source=src(
                 "vllm/model_executor/models/registry.py",
                 "_TEXT_GENERATION_MODELS / _MULTIMODAL_MODELS",
             ),
@@ -464,11 +457,10 @@ def step_target(run: EngineRun) -> Iterable[Finding]:
     if not entry["supports_eagle3"]:
         yield finding(
             "target.no_eagle3",
-            "error",
-            NAME,
             f"vLLM's {entry['class']} does not implement SupportsEagle3: serving an EAGLE3 draft with it "
             "raises 'Model does not support EAGLE3 interface but aux_hidden_state_outputs was requested'",
-            (AUX_SETUP, src(entry["evidence"].split(":")[0], entry["class"])),
+            engine=NAME,
+            source=(AUX_SETUP, src(entry["evidence"].split(":")[0], entry["class"])),
             architecture=t.architecture,
         )
 
@@ -552,10 +544,10 @@ def step_aux(run: EngineRun) -> Iterable[Finding]:
             )
         yield finding(
             "aux.default",
-            sev,
-            NAME,
             msg,
-            (AUX_FROM_CONFIG, AUX_DEFAULT),
+            severity=sev,
+            engine=NAME,
+            source=(AUX_FROM_CONFIG, AUX_DEFAULT),
             layers=layers,
             L=L,
             nested_ids=nested,
@@ -564,11 +556,10 @@ def step_aux(run: EngineRun) -> Iterable[Finding]:
     if bad:
         yield finding(
             "aux.out_of_range",
-            "error",
-            NAME,
             f"aux ids {bad} lie outside the target's hidden states 0..{L}: vLLM never captures them, "
             f"so the draft gets {len(layers)} state(s) where its fc takes {k}; fix the ids",
-            AUX_CAPTURE,
+            engine=NAME,
+            source=AUX_CAPTURE,
             ids=given,
             L=L,
             captured=layers,
@@ -576,35 +567,32 @@ def step_aux(run: EngineRun) -> Iterable[Finding]:
     if given and given != sorted(given):
         yield finding(
             "aux.order",
-            "error",
-            NAME,
             f"aux ids {given} are not ascending: vLLM captures them in index order {sorted(set(given))}, "
             "so the fc chunks arrive in another order than the draft was trained with; write them ascending "
             "(and permute fc's input columns to match)",
-            AUX_CAPTURE,
+            engine=NAME,
+            source=AUX_CAPTURE,
             ids=given,
         )
     if run.get("use_aux") and len(layers) != k and not bad and fc_fits_k(run):
         yield finding(
             "aux.count",
-            "error",
-            NAME,
             f"vLLM captures {len(layers)} aux hidden state(s) {layers} ({where}) but sizes fc for k={k} "
             f"({run.resolved['k'].origin}): the first forward fails on the fc width; make the captured ids and "
             "num_aux_hidden_states agree",
-            (AUX_FROM_CONFIG, EAGLE3_MODEL),
+            engine=NAME,
+            source=(AUX_FROM_CONFIG, EAGLE3_MODEL),
             captured=layers,
             k=k,
         )
     if given and trained is not None and sorted(set(trained)) != layers and not bad:
         yield finding(
             "aux.mismatch",
-            "warning",
-            NAME,
             f"vLLM captures hidden states {layers} but the draft's format ({d.format}) writes ids for "
             f"{trained}: if it was trained that way it drafts from the wrong layers and acceptance collapses "
             f"silently; write top-level eagle_aux_hidden_state_layer_ids {trained} (hidden-state indices)",
-            (AUX_FROM_CONFIG, AUX_CAPTURE, "vLLM PR #43671"),
+            engine=NAME,
+            source=(AUX_FROM_CONFIG, AUX_CAPTURE, "vLLM PR #43671"),
             captured=layers,
             trained_on=trained,
         )
@@ -698,13 +686,12 @@ def step_tensors(run: EngineRun) -> Iterable[Finding]:
     if missing:
         yield finding(
             "tensor.missing",
-            "error",
-            NAME,
             f"draft lacks {len(missing)} weight(s) vLLM allocates: {', '.join(missing[:6])}"
             + (" …" if len(missing) > 6 else "")
             + "; load_weights does not check, so they stay uninitialised and the draft serves garbage; "
             "re-export the draft with all weights",
-            (EAGLE3_LOAD, EAGLE3_MODEL),
+            engine=NAME,
+            source=(EAGLE3_LOAD, EAGLE3_MODEL),
             missing=missing,
         )
     shapes = {**want, **optional_shapes(ctx.draft, run.get("H"), run.get("V"), run.get("Vd"))}
@@ -719,11 +706,10 @@ def step_tensors(run: EngineRun) -> Iterable[Finding]:
         shown = ", ".join(extra[:5]) + (" …" if len(extra) > 5 else "")
         yield finding(
             "tensor.unexpected",
-            "error",
-            NAME,
             f"vLLM's weights loader has no parameter for {shown}: the load raises "
             "'There is no module or parameter named ...'; drop or rename them",
-            (EAGLE3_LOAD, WEIGHTS_LOADER),
+            engine=NAME,
+            source=(EAGLE3_LOAD, WEIGHTS_LOADER),
             unexpected=extra,
         )
     # hidden widths against the target
@@ -732,11 +718,10 @@ def step_tensors(run: EngineRun) -> Iterable[Finding]:
     if t.H is not None and Ht != t.H:
         yield finding(
             "hidden.mismatch",
-            "error",
-            NAME,
             f"vLLM feeds the draft's fc target hidden states of width {t.H} but sizes it for "
             f"{Ht} per state ({run.resolved['Ht'].origin}): this draft was trained for another target",
-            (EAGLE3_MODEL, AUX_CAPTURE),
+            engine=NAME,
+            source=(EAGLE3_MODEL, AUX_CAPTURE),
             draft_target_hidden=Ht,
             target_hidden=t.H,
         )
@@ -745,12 +730,11 @@ def step_tensors(run: EngineRun) -> Iterable[Finding]:
     if V is not None and Vd is not None and Vd != V and "d2t" not in tensors:
         yield finding(
             "vocab.d2t_missing",
-            "error",
-            NAME,
             f"draft_vocab_size {Vd} != vocab {V} but the draft ships no d2t: vLLM keeps "
             f"draft_id_to_target_id all zeros and maps draft ids onto target ids 0..{Vd - 1} — it serves "
             "and accepts almost nothing; re-export with the d2t map",
-            (EAGLE3_CAUSAL, EAGLE3_LOAD, "NeMo Automodel PR #2447"),
+            engine=NAME,
+            source=(EAGLE3_CAUSAL, EAGLE3_LOAD, "NeMo Automodel PR #2447"),
             Vd=Vd,
             V=V,
         )
@@ -759,22 +743,20 @@ def step_tensors(run: EngineRun) -> Iterable[Finding]:
         # but with Vd == V that attribute is None, not a parameter: AutoWeightsLoader raises
         yield finding(
             "vocab.d2t_ignored",
-            "error",
-            NAME,
             "draft_vocab_size equals the target vocab, so vLLM allocates no draft_id_to_target_id and "
             "the checkpoint's d2t has no parameter to load into: the load raises ('There is no module or "
             "parameter named ...'); drop d2t (and t2d), or set draft_vocab_size to the draft head's rows",
-            (EAGLE3_CAUSAL, EAGLE3_LOAD, WEIGHTS_LOADER),
+            engine=NAME,
+            source=(EAGLE3_CAUSAL, EAGLE3_LOAD, WEIGHTS_LOADER),
         )
     bias = [n for n in tensors if n.endswith("fc.bias")]
     if bias:
         yield finding(
             "tensor.dropped",
-            "error",
-            NAME,
             f"the draft ships {bias[0]}, but vLLM's fc has no bias and its weights loader skips any "
             "unexpected '.bias' name silently: the draft runs without a trained weight (an EAGLE-1 head?)",
-            (
+            engine=NAME,
+            source=(
                 EAGLE3_MODEL,
                 src("vllm/model_executor/models/utils.py", "AutoWeightsLoader.load_weights"),
             ),
@@ -820,23 +802,21 @@ def step_sharing(run: EngineRun) -> Iterable[Finding]:
     if not d.has_embed and ctx.draft_ck.tensors and H != t.H:
         yield finding(
             "embed.width_mismatch",
-            "error",
-            NAME,
             f"draft has no embed_tokens and its hidden size {H} differs from the target's {t.H}: vLLM "
             "refuses to share the target's embedding and keeps the draft's uninitialised one — it drafts "
             f"from garbage; ship the draft's own embed_tokens [{V_draft}, {H}]",
-            SHARE_EMBED,
+            engine=NAME,
+            source=SHARE_EMBED,
             H=H,
             target_hidden=t.H,
         )
     if not d.has_lm_head and ctx.draft_ck.tensors and Vd is not None and Vd != t.V:
         yield finding(
             "lm_head.missing",
-            "error",
-            NAME,
             f"no lm_head and draft_vocab_size {Vd} != {t.V}: vLLM shares the target's [{t.V}, {t.H}] head, "
             "whose logits do not fit the draft's d2t map (compute_logits fails); ship the draft's lm_head",
-            (SHARE_HEAD, LOGITS),
+            engine=NAME,
+            source=(SHARE_HEAD, LOGITS),
             Vd=Vd,
             V=t.V,
         )
@@ -845,11 +825,10 @@ def step_sharing(run: EngineRun) -> Iterable[Finding]:
         if dtp not in (1, tp):
             yield finding(
                 "draft_tp.invalid",
-                "error",
-                NAME,
                 f"draft_tensor_parallel_size {dtp} must be 1 or the target TP {tp}",
-                DRAFT_TP,
-                tp,
+                engine=NAME,
+                tp=tp,
+                source=DRAFT_TP,
                 draft_tp=dtp,
             )
             continue
@@ -862,12 +841,11 @@ def step_sharing(run: EngineRun) -> Iterable[Finding]:
             if v and pad64(v) % n:
                 yield finding(
                     "tp.vocab_indivisible",
-                    "error",
-                    NAME,
                     f"{what}: padded vocab {pad64(v)} (vocab {v} padded to 64) is not divisible by TP {n}; "
                     "pick another TP",
-                    VOCAB_PARALLEL,
-                    tp,
+                    engine=NAME,
+                    tp=tp,
+                    source=VOCAB_PARALLEL,
                     what=what,
                     vocab=v,
                     padded=pad64(v),
@@ -880,11 +858,10 @@ def step_sharing(run: EngineRun) -> Iterable[Finding]:
             if not heads_ok(nh, nkv, n):
                 yield finding(
                     "tp.heads_indivisible",
-                    "error",
-                    NAME,
                     f"{what} attention heads {nh} / KV heads {nkv} do not split over TP {n}",
-                    src("vllm/model_executor/models/llama.py", "LlamaAttention.__init__"),
-                    tp,
+                    engine=NAME,
+                    tp=tp,
+                    source=src("vllm/model_executor/models/llama.py", "LlamaAttention.__init__"),
                     what=what,
                     heads=nh,
                     kv_heads=nkv,
@@ -942,11 +919,11 @@ def step_positions(run: EngineRun) -> Iterable[Finding]:
     if rope_type not in CACHE_ONLY_ROPE_TYPES:
         yield finding(
             "maxpos.short",
-            "warning",
-            NAME,
             f"draft max_position_embeddings {maxpos} < serving length {want} with rope_type {rope_type!r}: "
             f"vLLM does not resize that rotary cache and limits max_model_len to the draft's {maxpos}",
-            MAXPOS,
+            severity="warning",
+            engine=NAME,
+            source=MAXPOS,
             draft=maxpos,
             serving=want,
             rope_type=rope_type,
@@ -954,11 +931,11 @@ def step_positions(run: EngineRun) -> Iterable[Finding]:
         return
     yield finding(
         "maxpos.short",
-        "info",
-        NAME,
         f"draft max_position_embeddings {maxpos} ({run.resolved['max_position_embeddings'].origin}) < "
         f"serving length {want}: vLLM raises it to the target's max_model_len automatically",
-        MAXPOS,
+        severity="info",
+        engine=NAME,
+        source=MAXPOS,
         draft=maxpos,
         serving=want,
     )
