@@ -1,5 +1,8 @@
-"""Output helpers shared by commands: one JSON document on stdout, atomic file writes, and the
-terminal styling of human output (colour only on a terminal, wrapping to its width)."""
+"""Output helpers shared by the library and the CLI: the one JSON serialiser, atomic file writes,
+and the styling of human output (ANSI colour, wrapping to a width).
+
+No click here (``report`` and ``docsgen`` import this module): what depends on the running
+command — its ``--no-color`` flag, printing through click — is in :mod:`recipecli.cli.terminal`."""
 
 from __future__ import annotations
 
@@ -13,8 +16,6 @@ import textwrap
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import IO, Any
-
-import click
 
 from recipecli.safe_write import Input, OutputKind, write_file
 
@@ -45,25 +46,36 @@ def to_jsonable(obj: Any) -> Any:
     return obj
 
 
-def emit_json(obj: Any, *, plain: bool = False, compact: bool = False) -> None:
-    """Print ``obj`` as one strict JSON document on stdout (key order kept).
+def json_text(obj: Any, *, plain: bool = False, compact: bool = False) -> str:
+    """``obj`` as one strict JSON document (key order kept), without a trailing newline.
 
-    Never prints ``Infinity`` or ``NaN``: non-finite floats become ``null``
+    Never holds ``Infinity`` or ``NaN``: non-finite floats become ``null``
     (:func:`to_jsonable`), and the encoder runs with ``allow_nan=False`` as a last guard.
 
     Args:
         obj: the document; dataclasses, tuples and paths are converted unless ``plain``.
         plain: ``obj`` already holds only JSON types (skips the conversion walk; should a
-            non-finite float be in it after all, the document is converted and printed again).
-        compact: no indentation (Python's C encoder; ~10x faster for 100k-entry tables).
+            non-finite float be in it after all, the document is converted again).
+        compact: no indentation (Python's C encoder; ~10x faster for 100k-entry tables);
+            else an indent of 2.
     """
     doc = obj if plain else to_jsonable(obj)
     kwargs: dict[str, Any] = {"separators": (",", ":")} if compact else {"indent": 2}
     try:
-        text = json.dumps(doc, ensure_ascii=False, allow_nan=False, **kwargs)
+        return json.dumps(doc, ensure_ascii=False, allow_nan=False, **kwargs)
     except ValueError:  # a non-finite float in a ``plain`` document
-        text = json.dumps(to_jsonable(doc), ensure_ascii=False, allow_nan=False, **kwargs)
-    click.echo(text)
+        return json.dumps(to_jsonable(doc), ensure_ascii=False, allow_nan=False, **kwargs)
+
+
+def emit_json(
+    obj: Any, *, plain: bool = False, compact: bool = False, file: IO[str] | None = None
+) -> None:
+    """Print ``obj`` as one strict JSON document and a newline on ``file`` (default: stdout);
+    see :func:`json_text` for the arguments. Commands print through
+    :func:`recipecli.cli.terminal.print_json` (the same text, through click)."""
+    out = sys.stdout if file is None else file
+    out.write(json_text(obj, plain=plain, compact=compact) + "\n")
+    out.flush()
 
 
 def atomic_write_bytes(
@@ -109,15 +121,19 @@ def atomic_write_text(path: str | os.PathLike[str], text: str, **kw: Any) -> Pat
 
 # --------------------------------------------------------------------------- terminal styling
 
-#: Style of each kind of text (click.style keywords): verdicts and severities.
-STYLES: dict[str, dict[str, Any]] = {
-    "ok": {"fg": "green", "bold": True},
-    "error": {"fg": "red", "bold": True},
-    "warning": {"fg": "yellow", "bold": True},
-    "info": {"fg": "cyan"},
-    "code": {"bold": True},
-    "dim": {"dim": True},
+#: Style of each kind of text: verdicts and severities, as ECMA-48 SGR parameters (32 green,
+#: 31 red, 33 yellow, 36 cyan, 1 bold, 2 dim), written in this order before the text.
+STYLES: dict[str, tuple[int, ...]] = {
+    "ok": (32, 1),
+    "error": (31, 1),
+    "warning": (33, 1),
+    "info": (36,),
+    "code": (1,),
+    "dim": (2,),
 }
+
+#: SGR 0: every attribute off, written after a styled text.
+RESET = "\x1b[0m"
 
 
 def _isatty(stream: IO[Any] | None) -> bool:
@@ -127,17 +143,14 @@ def _isatty(stream: IO[Any] | None) -> bool:
         return False
 
 
-def color_enabled(stream: IO[Any] | None = None, *, no_color: bool | None = None) -> bool:
+def color_enabled(stream: IO[Any] | None = None, *, no_color: bool = False) -> bool:
     """Whether human output to ``stream`` gets colour.
 
     Colour only when ``stream`` (default: stdout) is a terminal, ``NO_COLOR`` is unset or empty
-    (https://no-color.org: any non-empty value turns colour off), and ``--no-color`` was not
-    given (``no_color``; None = read it from the running ``recipecli`` command, if any).
+    (https://no-color.org: any non-empty value turns colour off), and ``no_color`` (the
+    ``--no-color`` flag; :func:`recipecli.cli.terminal.color` reads it from the running
+    command) is false.
     """
-    if no_color is None:
-        ctx = click.get_current_context(silent=True)
-        obj = ctx.find_root().obj if ctx is not None else None
-        no_color = bool(isinstance(obj, dict) and obj.get("no_color"))
     if no_color or os.environ.get("NO_COLOR"):
         return False
     return _isatty(sys.stdout if stream is None else stream)
@@ -163,8 +176,11 @@ def terminal_width(stream: IO[Any] | None = None) -> int | None:
 
 
 def paint(text: str, kind: str, color: bool) -> str:
-    """``text`` in the style of ``kind`` (:data:`STYLES`) when ``color``, else unchanged."""
-    return click.style(text, **STYLES[kind]) if color and text else text
+    """``text`` in the style of ``kind`` (:data:`STYLES`) when ``color``, else unchanged (an
+    empty ``text`` stays empty). The codes are those of ``click.style`` with the same style."""
+    if not (color and text):
+        return text
+    return "".join(f"\x1b[{code}m" for code in STYLES[kind]) + text + RESET
 
 
 def wrap_line(text: str, width: int | None, *, indent: str = "    ") -> list[str]:

@@ -67,3 +67,40 @@ def test_check_usage_errors():
     assert proc.returncode == 2 and "--tp" in proc.stderr
     proc = run("check", "--example", "nope")
     assert proc.returncode == 2 and "llama3.1-8b-eagle3" in proc.stderr
+
+
+def test_library_output_helpers_import_no_click():
+    # click belongs to recipecli/cli/ only: the library's JSON and styling helpers (imported by
+    # report and docsgen) must not pull it in
+    code = "import sys, recipecli.output\nprint('click' in sys.modules)"
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "False"
+
+
+def test_paint_writes_ecma48_sgr_codes():
+    from recipecli.output import paint
+
+    # ECMA-48 SGR: 31 red, 32 green, 33 yellow, 36 cyan, 1 bold, 2 dim, 0 reset (what
+    # click.style(fg=..., bold=True) writes, so the output is what it was through click)
+    assert paint("READY", "ok", True) == "\x1b[32m\x1b[1mREADY\x1b[0m"
+    assert paint("NOT READY", "error", True) == "\x1b[31m\x1b[1mNOT READY\x1b[0m"
+    assert paint("warnings (1):", "warning", True) == "\x1b[33m\x1b[1mwarnings (1):\x1b[0m"
+    assert paint("note", "info", True) == "\x1b[36mnote\x1b[0m"
+    assert paint("vllm.x", "code", True) == "\x1b[1mvllm.x\x1b[0m"
+    assert paint("x", "dim", True) == "\x1b[2mx\x1b[0m"
+    assert paint("READY", "ok", False) == "READY"
+    assert paint("", "ok", True) == ""
+
+
+def test_emit_json_and_print_json_write_the_same_document(capsys):
+    from recipecli.cli.terminal import print_json
+    from recipecli.output import emit_json
+
+    doc = {"b": float("inf"), "a": (1, 2.5), "é": "ü"}
+    emit_json(doc)
+    library = capsys.readouterr().out
+    print_json(doc)
+    assert capsys.readouterr().out == library
+    # key order kept, inf -> null (strict JSON), non-ASCII kept, indent 2, one trailing newline
+    assert library == '{\n  "b": null,\n  "a": [\n    1,\n    2.5\n  ],\n  "é": "ü"\n}\n'

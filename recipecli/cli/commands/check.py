@@ -8,9 +8,9 @@ import click
 
 from recipecli.cli.completion import complete_example, complete_hardware, complete_recipe
 from recipecli.cli.hub_option import timeout_option
+from recipecli.cli.terminal import print_json, style
 from recipecli.engines import ENGINES
 from recipecli.errors import EXIT_FINDINGS, EXIT_OK, UsageError
-from recipecli.output import color_enabled, emit_json, terminal_width
 
 #: Options ``--recipe`` takes from the recipe's serve command instead.
 RECIPE_SETTINGS: tuple[tuple[str, str], ...] = (
@@ -166,17 +166,11 @@ def command(
         kernel=kernel,
     )
     if as_json:
-        emit_json(res.to_dict(strict))
+        print_json(res.to_dict(strict))
     else:
-        style = _style()
-        click.echo(format_result(res, strict=strict, **style), color=style["color"])
+        look = style()
+        click.echo(format_result(res, strict=strict, **look), color=look["color"])
     return EXIT_OK if res.ok(strict) else EXIT_FINDINGS
-
-
-def _style() -> dict[str, Any]:
-    """Colour and width of the human report on stdout (a terminal: colour unless NO_COLOR or
-    --no-color, wrapped to its width; piped: neither)."""
-    return {"color": color_enabled(), "width": terminal_width()}
 
 
 def _open_source(source: str, revision: str | None) -> Any:
@@ -257,7 +251,7 @@ def _check_recipe(
     ok = all(res.ok(strict) for _, res in runs)
     hw = deps[0].hardware if deps else hardware
     if as_json:
-        emit_json(
+        print_json(
             {
                 "recipe": {
                     "name": rec.name,
@@ -283,18 +277,18 @@ def _check_recipe(
             }
         )
         return EXIT_OK if ok else EXIT_FINDINGS
-    style = _style()
+    look = style()
     blocks = []
     for group, res in runs:
         title = f"recipe {rec.name}" + (f", hardware {hw}" if hw else "")
-        blocks.append(f"{title}: {describe(group)}\n" + format_result(res, strict=strict, **style))
+        blocks.append(f"{title}: {describe(group)}\n" + format_result(res, strict=strict, **look))
     for e, reason in skipped.items():
         note = (
             f"{e}: not checked: the recipe marks it unsupported ({' '.join(reason.split())}); "
             f"--engine {e} checks it anyway"
         )
-        lines = wrap_line(note, style["width"])
-        lines[0] = paint(e, "warning", style["color"]) + lines[0][len(e) :]
+        lines = wrap_line(note, look["width"])
+        lines[0] = paint(e, "warning", look["color"]) + lines[0][len(e) :]
         blocks.append("\n".join(lines))
-    click.echo("\n\n".join(blocks), color=style["color"])
+    click.echo("\n\n".join(blocks), color=look["color"])
     return EXIT_OK if ok else EXIT_FINDINGS

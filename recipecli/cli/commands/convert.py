@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import click
 
+from recipecli.cli.terminal import print_json
 from recipecli.errors import EXIT_OK
-from recipecli.output import emit_json
 
 
 def _bool(value: str | None) -> bool | None:
@@ -125,7 +125,7 @@ def command(
         log=lambda msg: click.echo(f"recipecli: {msg}", err=True),
     )
     if as_json:
-        emit_json(res.to_dict())
+        print_json(res.to_dict())
     else:
         click.echo(format_result(res))
     return EXIT_OK

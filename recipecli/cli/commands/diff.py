@@ -6,8 +6,8 @@ from __future__ import annotations
 import click
 
 from recipecli.cli.completion import complete_recipe, hardware_completer
+from recipecli.cli.terminal import print_json
 from recipecli.errors import EXIT_FINDINGS, EXIT_OK
-from recipecli.output import emit_json
 from recipecli.recipes.engines import ENGINES
 
 
@@ -99,7 +99,7 @@ def command(
             target_config=target_config,
         )
         if as_json:
-            emit_json(d_all.to_dict())
+            print_json(d_all.to_dict())
         else:
             click.echo(format_all(d_all), nl=False)
         return EXIT_OK if d_all.identical else EXIT_FINDINGS
@@ -116,7 +116,7 @@ def command(
         target_config=target_config,
     )
     if as_json:
-        emit_json(d.to_dict())
+        print_json(d.to_dict())
     else:
         click.echo(format_diff(d), nl=False)
     return EXIT_OK if d.identical else EXIT_FINDINGS

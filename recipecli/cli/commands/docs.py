@@ -6,8 +6,8 @@ from __future__ import annotations
 import click
 
 from recipecli.cli.completion import complete_recipe
+from recipecli.cli.terminal import print_json
 from recipecli.errors import EXIT_FINDINGS, EXIT_OK
-from recipecli.output import emit_json
 from recipecli.recipes.engines import ENGINES
 
 
@@ -105,7 +105,7 @@ def command(
     orphans = [str(out / n) for n in result.orphans]
     failed = check and bool(missing or stale or orphans)
     if as_json:
-        emit_json(
+        print_json(
             {
                 "output": str(out),
                 "check": check,

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import json
-
 import click
 
 from recipecli.cli.hub_option import timeout_option
-from recipecli.output import atomic_write_text, emit_json, to_jsonable
+from recipecli.cli.terminal import print_json
+from recipecli.output import atomic_write_text, json_text
 
 #: Tensor tables longer than this are printed as compact JSON (see docs/inspect.md).
 COMPACT_JSON_TENSORS = 5000
@@ -60,12 +59,10 @@ def command(source: str, revision: str | None, as_json: bool, save_metadata: str
         if len(ck.tensors) > COMPACT_JSON_TENSORS:
             # Large tables (DeepSeek-V3: 92k tensors) print compact: Python's indenting encoder
             # would cost seconds; pipe through `jq` for a pretty view.
-            head = json.dumps(
-                to_jsonable(summary), ensure_ascii=False, separators=(",", ":"), allow_nan=False
-            )
+            head = json_text(summary, compact=True)
             click.echo(head[:-1] + ',"tensors":' + tensor_table_json(ck) + "}")
         else:
-            emit_json({**summary, "tensors": tensor_table(ck)}, plain=True)
+            print_json({**summary, "tensors": tensor_table(ck)}, plain=True)
     else:
         click.echo(format_summary(summary))
     return 0

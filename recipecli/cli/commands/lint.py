@@ -6,6 +6,7 @@ from __future__ import annotations
 import click
 
 from recipecli.cli.completion import complete_recipe
+from recipecli.cli.terminal import print_json
 from recipecli.errors import EXIT_FINDINGS, EXIT_OK
 
 
@@ -20,13 +21,12 @@ def command(recipes: tuple[str, ...], as_json: bool, strict: bool) -> int:
     Example: recipecli lint my-recipe.yaml minimax-m3-eagle3 recipes/
     """
     from recipecli.findings import has_errors
-    from recipecli.output import emit_json
     from recipecli.recipes.lint import expand_refs, lint_recipe
 
     results = {ref: lint_recipe(ref) for ref in expand_refs(recipes)}
     bad = any(has_errors(f, strict=strict) for f in results.values())
     if as_json:
-        emit_json(
+        print_json(
             {
                 "ok": not bad,
                 "recipes": [

@@ -3,11 +3,10 @@ YAML recipe (a file or a bundled recipe name; `--list` shows the bundled ones)."
 
 from __future__ import annotations
 
-import json
-
 import click
 
 from recipecli.cli.completion import complete_hardware, complete_recipe, complete_source
+from recipecli.cli.terminal import print_json
 from recipecli.errors import UsageError
 from recipecli.recipes.engines import ENGINES
 
@@ -120,10 +119,7 @@ def command(
             | ({"point": r.point} if r.point else {})
             for r in rendered
         ]
-        from recipecli.output import to_jsonable
-
-        payload = to_jsonable(docs[0] if len(docs) == 1 else docs)
-        click.echo(json.dumps(payload, indent=2, ensure_ascii=False, allow_nan=False))
+        print_json(docs[0] if len(docs) == 1 else docs)
         return 0
     if fmt == "vllm-config":
         import yaml

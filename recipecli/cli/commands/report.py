@@ -6,13 +6,12 @@ Only parses options and calls :mod:`recipecli.report`; see docs/report.md.
 
 from __future__ import annotations
 
-import json
-
 import click
 
+from recipecli.cli.terminal import print_json
 from recipecli.errors import EXIT_FINDINGS, EXIT_OK, UsageError
 from recipecli.findings import has_errors
-from recipecli.output import atomic_write_bytes, atomic_write_text, emit_json, to_jsonable
+from recipecli.output import atomic_write_bytes, atomic_write_text, json_text
 from recipecli.report import (
     DEFAULT_LABELS,
     load_report,
@@ -189,8 +188,7 @@ def command(
         click.echo(f"recipecli: wrote {plot}", err=True)
     if output:
         if as_json:
-            doc = to_jsonable(report)  # strict JSON: non-finite floats are null
-            text = json.dumps(doc, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+            text = json_text(report) + "\n"  # strict JSON: non-finite floats are null
         else:
             text = render_markdown(report)
         atomic_write_text(
@@ -203,7 +201,7 @@ def command(
                 continue
             click.echo(f"recipecli: {finding.severity}: {finding.message}", err=True)
     elif as_json:  # the findings are in the document
-        emit_json(report)
+        print_json(report)
     else:  # the findings are the table's Notes: not repeated on stderr
         click.echo(render_markdown(report), nl=False)
     return EXIT_FINDINGS if has_errors(report.findings) else EXIT_OK

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import click
 
+from recipecli.cli.terminal import print_json
 from recipecli.errors import UsageError
 
 
@@ -92,7 +93,6 @@ def command(source, revision, widths, chunks, dtype, tokens, device, seed, as_js
     from dataclasses import replace
 
     from recipecli import kernelcheck as kc
-    from recipecli.output import emit_json
 
     token_list = _ints(tokens, "--tokens")
     if chunks is not None and chunks < 1:
@@ -128,7 +128,7 @@ def command(source, revision, widths, chunks, dtype, tokens, device, seed, as_js
     results = kc.run_cases(norms, token_list, dev, seed=seed)
     rep = kc.report(norms, results, dev)
     if as_json:
-        emit_json(rep)
+        print_json(rep)
     else:
         _print_text(rep)
     return 0 if rep["passed"] else 1
