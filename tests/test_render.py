@@ -13,6 +13,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from recipecli.errors import UsageError
 from recipecli.recipes.render import (
     format_shell,
     render_command,
@@ -281,6 +282,28 @@ def test_formats_argv_json_and_vllm_config():
     assert cfg["hf-overrides"] == {"text_config": {"use_index_cache": True, "index_topk_freq": 4}}
     assert cfg["port"] == 8010
     assert "# export HIP_VISIBLE_DEVICES=0,1,2,3" in proc.stdout
+
+
+def test_vllm_config_text_is_the_library_function_of_the_format(tmp_path):
+    # the same file the --format vllm-config test above reads, built by the library function the
+    # command calls; the values come from minimax-m3-eagle3.yaml's mi355x profile
+    from recipecli.recipes.text import shell_text, vllm_config_text
+
+    serve = render_command("minimax-m3-eagle3", "vllm", hardware="mi355x")
+    text = vllm_config_text(serve, "minimax-m3-eagle3")
+    cfg = yaml.safe_load(text)
+    assert cfg["model"] == "amd/MiniMax-M3-MXFP4" and cfg["port"] == 8010
+    assert cfg["no-enable-prefix-caching"] is True and "enable-prefix-caching" not in cfg
+    assert "# export HIP_VISIBLE_DEVICES=0,1,2,3" in text
+    (tmp_path / "vllm-config.yaml.j2").write_text("{{ recipe }} {{ hardware }}\n")
+    assert vllm_config_text(serve, "r", templates=str(tmp_path)) == "r mi355x\n"
+    with pytest.raises(UsageError, match="needs --engine vllm and --what serve"):
+        vllm_config_text(render_command("minimax-m3-eagle3", "tokenspeed"), "minimax-m3-eagle3")
+    # shell_text: one block, no header; its command lines split back into the argv
+    one = shell_text([serve])
+    assert split_shell(one) == (serve.env, serve.argv)
+    (tmp_path / "shell.sh.j2").write_text("{{ show_headers }} {{ blocks|length }}\n")
+    assert shell_text([serve, serve], templates=str(tmp_path)) == "True 2\n"
 
 
 def test_templates_override_dir(tmp_path):

@@ -1,10 +1,16 @@
-"""Recipes: one engine-neutral YAML file -> correct vLLM / tokenspeed serve, bench and eval
-commands (``recipecli render``), checked by ``recipecli lint``.
+"""Recipes: one engine-neutral YAML file -> correct vLLM / tokenspeed / SGLang serve, bench and
+eval commands (``recipecli render``), checked by ``recipecli lint``.
 
-Layout: :mod:`.loader` (safe YAML, line numbers), :mod:`.schema` (JSON Schema + validator),
-:mod:`.engines` (data tables), :mod:`.render` (layering, argv, :func:`.render.format_shell`),
-:mod:`.targets` (target config for ``text_overrides``), :mod:`.catalog` (flag catalogs),
-:mod:`.lint` (findings), :mod:`.templating` (Jinja2 sandbox). Nothing here imports torch.
+The flow, load -> validate -> resolve -> argv -> text, one module per step: :mod:`.loader` (safe
+YAML, line numbers), :mod:`.schema` (JSON Schema + validator) and :mod:`.lint` (findings; render
+refuses a recipe with lint errors), :mod:`.resolve` (the layers merged into one set of flags),
+:mod:`.argv` (serve / bench / eval argv, :class:`Rendered`), :mod:`.text` (the one shell formatter,
+the ``vllm-config`` YAML); :mod:`.render` runs them (:func:`render_command`, :func:`render_all`).
+Shared below them: :mod:`.engines` (per-engine flag spellings and rules, keyed by
+:data:`recipecli.engines.ENGINES`), :mod:`.overrides` (every config-override source and its one
+placement rule, read by resolve and lint alike), :mod:`.sets` (``--set`` typing), :mod:`.values`
+(argv values, the one JSON parser), :mod:`.targets` (target config for the overrides),
+:mod:`.catalog` (flag catalogs), :mod:`.templating` (Jinja2 sandbox). Nothing here imports torch.
 """
 
 from recipecli.recipes.loader import Recipe, bundled_names, load_recipe

@@ -31,16 +31,10 @@ from recipecli.findings import Finding
 from recipecli.recipes import engines as E
 from recipecli.recipes.catalog import Catalog, load_catalog
 from recipecli.recipes.loader import Recipe, bundled_dir, load_recipe
+from recipecli.recipes.overrides import override_sources, place_overrides
 from recipecli.recipes.schema import validate
-
-
-def _safe_json(text: str):
-    """json.loads with bounded nesting and integer length (recipecli.safeio.json_loads): deep
-    or huge values give one UsageError line instead of a RecursionError/ValueError."""
-    from recipecli.errors import UsageError
-    from recipecli.safeio import json_loads
-
-    return json_loads(text, where="recipe", what="JSON value", error=UsageError)
+from recipecli.recipes.sets import SWITCH_KINDS
+from recipecli.recipes.values import parse_json
 
 
 def _finding(
@@ -100,7 +94,7 @@ def check_flag(
         ]
     if entry.get("kind") == "json" and isinstance(value, str):
         try:
-            _safe_json(value)
+            parse_json(value, where="recipe")
         except ValueError as exc:
             return [
                 _finding(
@@ -127,10 +121,6 @@ def _engine_arg_sets(
         args = ((hw or {}).get("args") or {}).get(engine)
         if args:
             yield f"hardware {name}", args, ("hardware", name, "args", engine)
-
-
-SWITCH_KINDS = frozenset({"flag", "negation", "bool"})
-"""Catalog kinds of flags that take no value."""
 
 
 def _type_mismatch(catalog: Catalog, flag: str, value: Any, command: str = "serve") -> str | None:
@@ -176,8 +166,6 @@ def check_flag_value(catalog: Catalog, flag: str, value: Any, where: str) -> lis
     Returns:
         at most one ``recipe.flag_value`` error.
     """
-    from recipecli.recipes.schema import validate
-
     if value is None or value is False:
         return []
     engine = catalog.engine
@@ -248,7 +236,7 @@ def _lint_flags(recipe: Recipe) -> list[Finding]:
 def _lint_spec_config(recipe: Recipe, engine: str, value: Any, where: str) -> list[Finding]:
     if isinstance(value, str):
         try:
-            value = _safe_json(value)
+            value = parse_json(value, where="recipe")
         except ValueError:
             return []  # reported by check_flag
     if isinstance(value, Mapping) and "tensor_parallel_size" in value:
@@ -576,9 +564,6 @@ def _lint_overrides(recipe: Recipe) -> list[Finding]:
     """Every override source, per engine and hardware profile, through the one placement rule
     (:func:`recipecli.recipes.overrides.place_overrides`) against the target's bundled snapshot
     (unknown targets: only the engine-flag check). Same findings as ``render``."""
-    from recipecli.recipes.overrides import place_overrides
-    from recipecli.recipes.render import override_sources
-
     known = recipe.get("text_overrides_known_keys") or ()
     profiles = [None, *((recipe.get("hardware") or {}).keys())]
     out: list[Finding] = []

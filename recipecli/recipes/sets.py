@@ -35,6 +35,7 @@ from typing import Any
 from recipecli.errors import UsageError
 from recipecli.recipes import engines as E
 from recipecli.recipes.catalog import load_catalog
+from recipecli.recipes.values import parse_json
 
 SET_SECTIONS: tuple[str, ...] = ("serve", "speculative", "bench", "text_overrides")
 """Prefixes ``--set SECTION.NAME=VALUE`` may use."""
@@ -87,15 +88,6 @@ class SetItem:
     value: Any
     text: str = ""
     sweep: tuple[Any, ...] = ()
-
-
-def _safe_json(text: str):
-    """json.loads with bounded nesting and integer length (recipecli.safeio.json_loads): deep
-    or huge values give one UsageError line instead of a RecursionError/ValueError."""
-    from recipecli.errors import UsageError
-    from recipecli.safeio import json_loads
-
-    return json_loads(text, where="--set", what="JSON value", error=UsageError)
 
 
 def split_set(text: str) -> tuple[str, str]:
@@ -155,7 +147,7 @@ def parse_typed(
         raise UsageError(f"--set {name}={raw!r}: {what} needs a value ({TYPE_WORDS[vtype]})")
     if nargs in ("+", "*") and raw.lstrip().startswith("["):
         try:
-            items = _safe_json(raw)
+            items = parse_json(raw, where="--set")
         except ValueError:
             items = None
         if isinstance(items, list) and items:
@@ -194,7 +186,7 @@ def parse_typed(
             raise _fail(name, raw, what, vtype)
     elif vtype == "json" or (vtype == "json_or_str" and raw.lstrip().startswith(("{", "["))):
         try:
-            value = _safe_json(raw)
+            value = parse_json(raw, where="--set")
         except ValueError as exc:
             raise _fail(name, raw, what, "json", f" ({exc})") from None
     elif vtype == "optional":
@@ -226,7 +218,7 @@ def config_value(raw: str) -> Any:
     ``--hf-overrides``, a JSON flag, and config.json is JSON: YAML 1.1 look-alikes (``no``,
     ``0x10``, ``2026-01-01``) stay text."""
     try:
-        return _safe_json(raw)
+        return parse_json(raw, where="--set")
     except ValueError:
         return raw
 

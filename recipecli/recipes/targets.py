@@ -29,11 +29,11 @@ def bundled_snapshot_path(target: str) -> Path | None:
     return path if path.is_file() else None
 
 
-def _open_config(source: str) -> Mapping[str, Any]:
+def _open_config(source: str, offline: bool | None = None) -> Mapping[str, Any]:
     # Imported lazily: the checkpoint package pulls in numpy and huggingface_hub.
     from recipecli.checkpoint import open_checkpoint
 
-    return open_checkpoint(source, need_tensors=False).config
+    return open_checkpoint(source, need_tensors=False, offline=offline).config
 
 
 def load_target_config(
@@ -43,6 +43,7 @@ def load_target_config(
     recipe_config: str | None = None,
     recipe_dir: Path | None = None,
     where: str = "",
+    offline: bool | None = None,
 ) -> tuple[Mapping[str, Any], str]:
     """Return the target's config.json and where it came from.
 
@@ -53,6 +54,8 @@ def load_target_config(
             the recipe file, or any SOURCE), if any.
         recipe_dir: directory of the recipe file, to resolve relative ``recipe_config`` paths.
         where: ``file:line`` for error messages.
+        offline: for a repo id: True reads only the HF cache, False may ask the Hub, None as
+            ``HF_HUB_OFFLINE`` says (:func:`recipecli.checkpoint.open_checkpoint`).
 
     Returns:
         (config mapping, description of the source used).
@@ -61,14 +64,14 @@ def load_target_config(
         RecipeError: the config cannot be found offline (message names ``--target-config``).
     """
     if override:
-        return _open_config(override), override
+        return _open_config(override, offline), override
     if recipe_config:
         candidate = Path(recipe_config)
         if recipe_dir is not None and not candidate.is_absolute():
             local = recipe_dir / candidate
             if local.exists():
                 recipe_config = str(local)
-        return _open_config(recipe_config), recipe_config
+        return _open_config(recipe_config, offline), recipe_config
     snap = bundled_snapshot_path(target)
     if snap is not None:
         try:
@@ -79,7 +82,7 @@ def load_target_config(
             ) from None
         return data["config"], f"bundled snapshot {snap.name}"
     try:
-        return _open_config(target), target
+        return _open_config(target, offline), target
     except (SourceError, CheckpointFormatError) as exc:
         raise RecipeError(
             f"cannot read the config of target {target!r} to place the config overrides "

@@ -1,0 +1,387 @@
+"""Resolve a recipe for one engine and hardware profile: the layers merged into one set of serve
+flags and env (:class:`Resolved`), from which :mod:`.argv` builds the commands.
+
+Layering (last wins, one flag per name): base (``serve`` fields, speculative flags, the placed
+config overrides) < ``engines.<engine>.args`` < ``hardware.<name>.args.<engine>`` < ``--set
+NAME=VALUE`` (typed by the flag it sets: :mod:`.sets`). A value of ``true`` renders a bare flag,
+``false``/``null`` removes the flag, a mapping renders JSON, a list renders JSON (or one argv item
+per element for ``nargs`` flags). When two layers give a mapping for the same flag they are
+merged recursively — except the overrides flag (``--hf-overrides``,
+``--json-model-override-args``): every override source goes through the one placement rule of
+:mod:`.overrides`, which merges per key and nests or flattens for the engine.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from recipecli.errors import RecipeError, UsageError
+from recipecli.findings import Finding
+from recipecli.recipes import engines as E
+from recipecli.recipes.loader import Recipe
+from recipecli.recipes.overrides import (
+    OverrideSource,
+    override_sources,
+    overrides_flag,
+    place_overrides,
+)
+from recipecli.recipes.sets import SetItem, check_set
+from recipecli.recipes.values import deep_merge, normalise_json_value, scalar_text
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """Everything the serve/bench/eval commands of one (recipe, engine, hardware) need.
+
+    Attributes:
+        recipe: the recipe.
+        engine: ``vllm``, ``tokenspeed`` or ``sglang``.
+        hardware: the hardware profile used, or None.
+        vendor: that profile's ``vendor`` (``nvidia``, ``amd``), or None.
+        target: the target SOURCE served (after ``--set target=``).
+        draft: the draft SOURCE (after ``--set draft=``).
+        env: environment to export (name -> text), in layer order.
+        flags: the merged serve flags (flag -> typed value), in output order.
+        warnings: non-fatal findings (serve fields without a flag, override warnings).
+        bench: ``--set`` bench flags (flag -> typed value; None drops it), in order.
+        sweep: ``(flag, values)`` of a bench sweep, or None.
+    """
+
+    recipe: Recipe
+    engine: str
+    hardware: str | None
+    vendor: str | None
+    target: str
+    draft: str
+    env: dict[str, str]
+    flags: dict[str, Any]
+    warnings: tuple[Finding, ...]
+    bench: dict[str, Any] = field(default_factory=dict)
+    sweep: tuple[str, tuple[Any, ...]] | None = None
+
+
+def _hardware(recipe: Recipe, name: str | None) -> tuple[str | None, Mapping[str, Any]]:
+    profiles: Mapping[str, Any] = recipe.get("hardware", {}) or {}
+    name = name or recipe.get("default_hardware")
+    if name is None:
+        return None, {}
+    if name not in profiles:
+        close = difflib.get_close_matches(name, list(profiles), n=1)
+        hint = (
+            f"did you mean {close[0]!r}?" if close else f"profiles: {', '.join(profiles) or 'none'}"
+        )
+        raise UsageError(f"recipe has no hardware profile {name!r}", path=recipe.path, hint=hint)
+    return name, profiles[name]
+
+
+def _arg_layer(args: Mapping[str, Any] | None) -> list[tuple[str, Any]]:
+    return [("--" + str(k).lstrip("-"), v) for k, v in (args or {}).items()]
+
+
+def _merge(layers: Iterable[Iterable[tuple[str, Any]]]) -> dict[str, Any]:
+    merged: dict[str, Any] = {}
+    for layer in layers:
+        for flag, value in layer:
+            if isinstance(merged.get(flag), Mapping) and isinstance(value, Mapping):
+                merged[flag] = deep_merge(merged[flag], value)
+            elif value is False or value is None:
+                merged.pop(flag, None)
+            else:
+                merged[flag] = value
+    return merged
+
+
+@dataclass
+class _SetLayer:
+    """What the ``--set`` items change: the pair, the speculative fields (in place), the top
+    flag layer, the bench flags and the sweep."""
+
+    target: str
+    draft: str
+    flags: list[tuple[str, Any]] = field(default_factory=list)
+    bench: dict[str, Any] = field(default_factory=dict)
+    sweep: tuple[str, tuple[Any, ...]] | None = None
+
+
+def _apply_sets(
+    items: Sequence[SetItem], engine: str, target: str, draft: str, spec: dict[str, Any]
+) -> _SetLayer:
+    """Sort the checked ``--set`` items into their layers (``spec`` is updated in place).
+
+    Raises:
+        UsageError: two different sweeps.
+    """
+    out = _SetLayer(target, draft)
+    for item in items:
+        if item.kind == "target":
+            out.target = item.value
+        elif item.kind == "draft":
+            out.draft = item.value
+        elif item.kind == "speculative":
+            if item.value is None:
+                spec.pop(item.key, None)
+            else:
+                spec[item.key] = item.value
+        elif item.kind == "serve":
+            out.flags.append((E.SERVE_FIELDS[item.key][1][engine], item.value))
+        elif item.kind == "bench":
+            if item.sweep:
+                if out.sweep is not None and out.sweep[0] != item.key:
+                    raise UsageError(
+                        f"--set {item.text}: one sweep at a time ({out.sweep[0]} is swept already)"
+                    )
+                out.sweep = (item.key, item.sweep)
+            out.bench.pop(item.key, None)
+            out.bench[item.key] = item.value
+        elif item.kind == "flag" and item.key != overrides_flag(engine):
+            out.flags.append((item.key, item.value))
+    return out
+
+
+def _serve_layer(recipe: Recipe, engine: str) -> tuple[list[tuple[str, Any]], list[Finding]]:
+    """The ``serve`` fields as ``engine``'s flags (values respelled where the engine spells them
+    differently: :data:`engines.SERVE_VALUE_SPELLING`), and a warning per field the engine has
+    no flag for."""
+    base: list[tuple[str, Any]] = []
+    warnings: list[Finding] = []
+    for key, value in dict(recipe.get("serve") or {}).items():
+        flag = E.SERVE_FIELDS[key][1].get(engine)
+        if flag is None:
+            warnings.append(
+                Finding(
+                    "recipe.serve_field_unsupported",
+                    "warning",
+                    engine,
+                    f"serve.{key} has no {engine} flag and is not rendered",
+                    source=recipe.where("serve", key),
+                )
+            )
+            continue
+        spelling = E.SERVE_VALUE_SPELLING.get(key, {}).get(engine, {})
+        if isinstance(value, str) and value in spelling:
+            value = spelling[value]
+        base.append((flag, value))
+    return base, warnings
+
+
+def _speculative_flags(
+    recipe: Recipe, engine: str, spec: Mapping[str, Any], draft: str, eng: Mapping[str, Any]
+) -> list[tuple[str, Any]]:
+    """``engine``'s speculative flags (:data:`engines.SPECULATIVE_FLAGS`).
+
+    Raises:
+        RecipeError: ``num_speculative_tokens`` is not an integer >= 1; a method the engine has
+            no algorithm for.
+    """
+    n = spec.get("num_speculative_tokens")
+    if not isinstance(n, int) or isinstance(n, bool) or n < 1:
+        raise RecipeError(
+            f"num_speculative_tokens must be an integer >= 1, got {n!r}",
+            path=recipe.where("speculative", "num_speculative_tokens"),
+        )
+    extra: dict[str, Any] = {}
+    if "draft_tensor_parallel_size" in spec:
+        extra["draft_tensor_parallel_size"] = spec["draft_tensor_parallel_size"]
+    extra.update(eng.get("speculative_config") or {})
+    return E.SPECULATIVE_FLAGS[engine](spec["method"], draft, n, extra)
+
+
+def _target_config_for(
+    recipe: Recipe,
+    hw: Mapping[str, Any],
+    target: str,
+    target_config: str | None,
+    where: str,
+    offline: bool | None,
+) -> Mapping[str, Any]:
+    from recipecli.recipes.targets import load_target_config
+
+    config, _ = load_target_config(
+        target,
+        override=target_config,
+        recipe_config=hw.get("target_config") or recipe.get("target_config"),
+        recipe_dir=Path(recipe.path).parent,
+        where=where,
+        offline=offline,
+    )
+    return config
+
+
+def _placed_overrides(
+    recipe: Recipe,
+    engine: str,
+    sources: Sequence[OverrideSource],
+    config: Mapping[str, Any],
+    force: bool,
+) -> tuple[Mapping[str, Any], list[Finding]]:
+    """The overrides value to render and its warnings (with ``force``, errors demoted).
+
+    Raises:
+        RecipeError: an override the engine would drop (unless ``force``): the first error,
+            ``(+N more)``.
+    """
+    placed = place_overrides(
+        engine,
+        sources,
+        config,
+        known=recipe.get("text_overrides_known_keys") or (),
+        force=force,
+    )
+    errors = [f for f in placed.findings if f.severity == "error"]
+    if errors and not force:
+        first = errors[0]
+        where, _, _rule = first.source.partition("; ")
+        more = f" (+{len(errors) - 1} more)" if len(errors) > 1 else ""
+        raise RecipeError(
+            f"{first.message}{more}",
+            path=where,
+            hint="fix it, or render anyway with --force",
+        )
+    warnings: list[Finding] = []
+    for f in placed.findings:
+        if f.severity == "error":
+            warnings.append(
+                Finding(
+                    f.code, "warning", f.engine, f.message, evidence=f.evidence, source=f.source
+                )
+            )
+        elif f.severity == "warning":
+            warnings.append(f)
+    return placed.value, warnings
+
+
+def _merged_flags(
+    recipe: Recipe,
+    engine: str,
+    hw_name: str | None,
+    hw: Mapping[str, Any],
+    base: list[tuple[str, Any]],
+    set_flags: list[tuple[str, Any]],
+) -> dict[str, Any]:
+    """base < engine args < hardware args < ``--set``, JSON strings normalised, ordered by
+    ``engines.<engine>.order`` then first appearance.
+
+    Raises:
+        RecipeError: an invalid JSON-valued arg; vLLM's ``--speculative-config`` with
+            ``tensor_parallel_size`` or without ``method``.
+    """
+    eng: Mapping[str, Any] = (recipe.get("engines") or {}).get(engine) or {}
+    flag = overrides_flag(engine)
+
+    def arg_layer(args: Mapping[str, Any] | None) -> list[tuple[str, Any]]:
+        return [(f, v) for f, v in _arg_layer(args) if f != flag]
+
+    hw_args = (hw.get("args") or {}).get(engine)
+    layers = [base, arg_layer(eng.get("args")), arg_layer(hw_args), set_flags]
+    where_of = {}
+    for f, _ in _arg_layer(eng.get("args")):
+        where_of[f] = recipe.where("engines", engine, "args", f[2:])
+    for f, _ in _arg_layer(hw_args):
+        where_of[f] = recipe.where("hardware", hw_name or "", "args", engine, f[2:])
+    merged = _merge(layers)
+    for f, value in list(merged.items()):
+        merged[f] = normalise_json_value(f, value, engine, where_of.get(f, recipe.path))
+
+    spec_cfg = merged.get("--speculative-config")
+    if engine == "vllm" and isinstance(spec_cfg, Mapping):
+        if "tensor_parallel_size" in spec_cfg:
+            raise RecipeError(
+                "--speculative-config must not contain tensor_parallel_size (vLLM rejects it; "
+                "use draft_tensor_parallel_size)",
+                path=recipe.where("engines", engine),
+            )
+        if "method" not in spec_cfg:
+            raise RecipeError("--speculative-config must name method", path=recipe.path)
+
+    order = [("--" + str(o).lstrip("-")) for o in eng.get("order") or ()]
+    rank = {f: i for i, f in enumerate(order)}
+    position = {f: i for i, f in enumerate(merged)}
+    keys = sorted(merged, key=lambda f: (rank.get(f, len(rank)), position[f]))
+    return {k: merged[k] for k in keys}
+
+
+def _env(recipe: Recipe, engine: str, hw: Mapping[str, Any]) -> dict[str, str]:
+    """``engines.<engine>.env`` < ``hardware.<name>.env`` < ``hardware.<name>.engine_env``."""
+    eng: Mapping[str, Any] = (recipe.get("engines") or {}).get(engine) or {}
+    env: dict[str, str] = {}
+    for layer in (eng.get("env"), hw.get("env"), (hw.get("engine_env") or {}).get(engine)):
+        for name, value in (layer or {}).items():
+            env[str(name)] = scalar_text(value)
+    return env
+
+
+def resolve(
+    recipe: Recipe,
+    engine: str,
+    *,
+    hardware: str | None = None,
+    sets: Sequence[str] = (),
+    target_config: str | None = None,
+    force: bool = False,
+    offline: bool | None = None,
+) -> Resolved:
+    """Apply the layers and return the merged serve flags and env.
+
+    Args:
+        recipe: a loaded recipe.
+        engine: ``vllm``, ``tokenspeed`` or ``sglang``.
+        hardware: hardware profile name (default: the recipe's ``default_hardware``).
+        sets: ``NAME=VALUE`` strings, checked and typed by :func:`check_set`.
+        target_config: ``--target-config SOURCE`` override.
+        force: render overrides the engine would drop (their errors become warnings).
+        offline: how the target config may be read when overrides need it (a repo id not in a
+            bundled snapshot): True HF cache only, False may ask the Hub, None as
+            ``HF_HUB_OFFLINE`` says (:func:`recipecli.checkpoint.open_checkpoint`).
+
+    Returns:
+        :class:`Resolved`.
+
+    Raises:
+        UsageError: unknown engine or hardware profile, bad ``--set`` (unknown name, wrong
+            type, out of range), two sweeps.
+        RecipeError: an override the engine would drop (:mod:`.overrides`; unless ``force``),
+            ``tensor_parallel_size`` in the speculative config, unreadable target config.
+    """
+    if engine not in E.ENGINES:
+        raise UsageError(f"unknown engine {engine!r} (choose {', '.join(E.ENGINES)})")
+    hw_name, hw = _hardware(recipe, hardware)
+    eng: Mapping[str, Any] = (recipe.get("engines") or {}).get(engine) or {}
+    spec: dict[str, Any] = dict(recipe.get("speculative") or {})
+    items = [check_set(text, engine) for text in sets]
+    top = _apply_sets(
+        items,
+        engine,
+        hw.get("target") or recipe.get("target"),
+        hw.get("draft") or recipe.get("draft"),
+        spec,
+    )
+    base, warnings = _serve_layer(recipe, engine)
+    base.extend(_speculative_flags(recipe, engine, spec, top.draft, eng))
+
+    sources = override_sources(recipe, engine, hw_name, items)
+    if any(src.value for src in sources):
+        config = _target_config_for(
+            recipe, hw, top.target, target_config, sources[0].where, offline
+        )
+        value, placed_warnings = _placed_overrides(recipe, engine, sources, config, force)
+        warnings.extend(placed_warnings)
+        if value:
+            base.append((overrides_flag(engine), value))
+
+    return Resolved(
+        recipe,
+        engine,
+        hw_name,
+        hw.get("vendor"),
+        top.target,
+        top.draft,
+        _env(recipe, engine, hw),
+        _merged_flags(recipe, engine, hw_name, hw, base, top.flags),
+        tuple(warnings),
+        top.bench,
+        top.sweep,
+    )

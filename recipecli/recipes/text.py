@@ -1,0 +1,178 @@
+"""Text of rendered commands: the one shell formatter (:func:`format_shell`) and its inverse, the
+``vllm serve --config`` YAML (:func:`vllm_config_text`) and the shell text ``recipecli render``
+prints (:func:`shell_text`).
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from recipecli.errors import UsageError
+from recipecli.recipes.argv import Rendered
+from recipecli.recipes.templating import render_template
+
+ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def format_shell(
+    env: Mapping[str, str], argv: Sequence[str], *, head: int | None = None, indent: str = "  "
+) -> str:
+    """Format ``env`` + ``argv`` as copy-pasteable POSIX shell.
+
+    ``export NAME=VALUE`` lines, a blank line, then the command: the first ``head`` argv items
+    on the first line (default: up to the first item starting with ``-``), then one flag with its
+    values per line, every line but the last ending in `` \\``. Every item is quoted with
+    :func:`shlex.quote`, so ``shlex.split`` of the command lines gives back ``argv`` exactly and
+    nothing is expanded by the shell (``$``, backticks, ``{{ }}`` stay literal).
+
+    Args:
+        env: environment variables (names must match ``[A-Za-z_][A-Za-z0-9_]*``).
+        argv: the command, at least one item.
+        head: argv items on the first line; None = up to the first ``-`` item.
+        indent: indentation of continuation lines.
+
+    Returns:
+        the shell text, ending with a newline.
+
+    Raises:
+        ValueError: empty argv or an invalid env var name.
+    """
+    if not argv:
+        raise ValueError("format_shell: empty argv")
+    lines: list[str] = []
+    for name, value in env.items():
+        if not ENV_NAME_RE.match(name):
+            raise ValueError(f"format_shell: invalid environment variable name {name!r}")
+        lines.append(f"export {name}={shlex.quote(str(value))}")
+    if lines:
+        lines.append("")
+    if head is None:
+        head = next((i for i, a in enumerate(argv) if a.startswith("-") and i > 0), len(argv))
+    head = max(1, min(head, len(argv)))
+    groups: list[list[str]] = [list(argv[:head])]
+    for item in argv[head:]:
+        if item.startswith("-") or len(groups) == 1:
+            groups.append([item])
+        else:
+            groups[-1].append(item)
+    parts = [" ".join(shlex.quote(a) for a in g) for g in groups]
+    command = (" \\\n" + indent).join(parts)
+    lines.append(command)
+    return "\n".join(lines) + "\n"
+
+
+def unfold_continuations(text: str) -> str:
+    """Remove backslash-newline line continuations outside single quotes, as a POSIX shell does
+    (``shlex`` does not), so ``shlex.split(unfold_continuations(text))`` sees what bash sees."""
+    out: list[str] = []
+    i, n, state = 0, len(text), ""  # state: "" (unquoted), "'" or '"'
+    while i < n:
+        c = text[i]
+        if state == "'":
+            state = "" if c == "'" else state
+        elif c == "\\" and i + 1 < n:
+            if text[i + 1] != "\n":
+                out.append(text[i : i + 2])
+            i += 2
+            continue
+        elif c in "'\"" and (state == "" or state == c):
+            state = "" if state == c else c
+        out.append(c)
+        i += 1
+    return "".join(out)
+
+
+def split_shell(text: str) -> tuple[dict[str, str], list[str]]:
+    """Inverse of :func:`format_shell`: ``(env, argv)`` from its output.
+
+    Raises:
+        ValueError: unbalanced quotes or an ``export`` without ``NAME=VALUE``.
+    """
+    tokens = shlex.split(unfold_continuations(text))
+    env: dict[str, str] = {}
+    while len(tokens) >= 2 and tokens[0] == "export":
+        name, sep, value = tokens[1].partition("=")
+        if not sep:
+            raise ValueError(f"split_shell: export without NAME=VALUE: {tokens[1]!r}")
+        env[name] = value
+        tokens = tokens[2:]
+    return env, tokens
+
+
+def vllm_config_mapping(rendered: Rendered, target: str | None = None) -> dict[str, Any]:
+    """The ``vllm serve --config FILE`` mapping of a rendered vLLM serve command: keys are long
+    flag names without dashes, ``true`` for bare flags (``no-x: true`` for ``--no-x``), nested
+    mappings for JSON flags.
+
+    vLLM 0.33.0 ``FlexibleArgumentParser.load_config_file`` (vllm/utils/argparse_utils.py) turns
+    ``x: false`` into ``--no-x`` only when the TOP-LEVEL parser has ``--no-x``, which ``vllm serve
+    --config`` never has (the flags live on the serve subparser): a ``false`` is dropped silently.
+    ``no-x: true`` becomes ``--no-x``, which the serve parser accepts.
+    """
+    out: dict[str, Any] = {"model": target or rendered.argv[2]}
+    for flag, value in rendered.flags:
+        out[flag[2:]] = value
+    return out
+
+
+def vllm_config_text(rendered: Rendered, recipe_name: str, *, templates: str | None = None) -> str:
+    """``recipecli render --format vllm-config``: the YAML file for ``vllm serve --config FILE``
+    (:func:`vllm_config_mapping`), with the serve command's ``export`` lines as comments, through
+    the ``vllm-config.yaml.j2`` template.
+
+    Args:
+        rendered: a rendered vLLM serve command.
+        recipe_name: the recipe's name (shown in the header).
+        templates: directory overriding the bundled templates.
+
+    Returns:
+        the file text (the template's own line ends).
+
+    Raises:
+        UsageError: ``rendered`` is not a vLLM serve command; a bad template.
+    """
+    import yaml
+
+    if rendered.engine != "vllm" or rendered.what != "serve":
+        raise UsageError("--format vllm-config needs --engine vllm and --what serve")
+    env_text = format_shell(rendered.env, ["true"]) if rendered.env else ""
+    env_lines = [line for line in env_text.splitlines() if line.startswith("export ")]
+    body = yaml.safe_dump(
+        vllm_config_mapping(rendered), sort_keys=False, allow_unicode=True, width=1 << 16
+    )
+    return render_template(
+        "vllm-config.yaml.j2",
+        {
+            "recipe": recipe_name,
+            "hardware": rendered.hardware,
+            "env_lines": env_lines,
+            "body": body.rstrip("\n"),
+        },
+        user_dir=templates,
+    )
+
+
+def shell_text(rendered: Sequence[Rendered], *, templates: str | None = None) -> str:
+    """``recipecli render``'s default output: every command through :func:`format_shell` in the
+    ``shell.sh.j2`` template (headers naming what, engine, hardware and sweep point when there
+    are several).
+
+    Raises:
+        UsageError: a bad template.
+    """
+    blocks = [
+        {
+            "what": r.what,
+            "engine": r.engine,
+            "hardware": r.hardware,
+            "point": r.point,
+            "shell": format_shell(r.env, r.argv, head=r.head),
+        }
+        for r in rendered
+    ]
+    return render_template(
+        "shell.sh.j2", {"blocks": blocks, "show_headers": len(blocks) > 1}, user_dir=templates
+    )
