@@ -9,9 +9,12 @@ package compares engine names.
 from __future__ import annotations
 
 from importlib import import_module
+from typing import TYPE_CHECKING
 
-from recipecli.engines.base import EngineModel
 from recipecli.errors import UsageError
+
+if TYPE_CHECKING:  # the models pull in numpy and the draft/target descriptions: only on use
+    from recipecli.engines.base import EngineModel
 
 #: engine name -> module defining ``MODEL``, in display order.
 _MODULES: dict[str, str] = {
@@ -19,7 +22,11 @@ _MODULES: dict[str, str] = {
     "tokenspeed": "recipecli.engines.tokenspeed",
     "sglang": "recipecli.engines.sglang",
 }
+#: The engines, in display order: the one list every package reads (recipes, docs, check).
 ENGINES: tuple[str, ...] = tuple(_MODULES)
+#: engine name -> its display title (the engine's own spelling), as each ``MODEL.title`` says;
+#: readable without importing the models (``render`` and ``docs`` stay light).
+TITLES: dict[str, str] = {"vllm": "vLLM", "tokenspeed": "tokenspeed", "sglang": "SGLang"}
 
 
 def engine_model(name: str) -> EngineModel:
