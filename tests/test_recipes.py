@@ -141,3 +141,30 @@ def test_nul_byte_in_a_recipe_value_is_refused(tmp_path):
     )
     with pytest.raises(RecipeError, match=r"nul.yaml:3: draft holds a NUL byte"):
         load_recipe(str(p))
+
+
+def test_recipe_tables_cover_every_engine_of_the_registry():
+    # one list of engines (recipecli.engines.ENGINES); the recipe data is keyed by it, so a new
+    # engine in the registry without its launch command, speculative flags, override flag or
+    # flag catalog fails here instead of with a KeyError at render time
+    import recipecli.recipes.engines as E
+    from recipecli.engines import ENGINES, TITLES
+    from recipecli.recipes.catalog import load_catalog
+
+    assert E.ENGINES is ENGINES
+    assert ENGINES == ("vllm", "tokenspeed", "sglang")  # display order of the docs and --help
+    assert list(TITLES) == list(ENGINES)
+    for table in (E.SERVE_COMMAND, E.SPECULATIVE_FLAGS, E.OVERRIDES_FLAG, E.SERVE_FLAG_FIELDS):
+        assert set(table) == set(ENGINES)
+    for engine in ENGINES:
+        assert load_catalog(engine).engine == engine
+    # the schema's per-engine sections are the registry's engines
+    assert set(SCHEMA["properties"]["engines"]["properties"]) == set(ENGINES)
+    assert set(SCHEMA["properties"]["unsupported"]["properties"]) == set(ENGINES)
+
+
+def test_engine_titles_are_the_models_titles():
+    # TITLES is readable without loading the models; each model says its own title
+    from recipecli.engines import ENGINES, TITLES, engine_model
+
+    assert {e: engine_model(e).title for e in ENGINES} == TITLES

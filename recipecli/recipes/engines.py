@@ -12,7 +12,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-ENGINES: tuple[str, ...] = ("vllm", "tokenspeed", "sglang")
+# The engine names are the engine-models registry's (one list; re-exported for the recipe
+# modules and commands that import it from here). Every table below is keyed by them.
+from recipecli.engines import ENGINES
+
 VENDORS: tuple[str, ...] = ("amd", "nvidia")
 WHATS: tuple[str, ...] = ("serve", "bench", "eval")
 
