@@ -1,4 +1,4 @@
-"""The SGLang 0.5.23 engine model (recipecli/engines/sglang.py), step by step.
+"""The SGLang 0.5.23 engine model (recipecli/engines/sglang/), step by step.
 
 Every expected value was worked out from SGLang 0.5.23's own code (the PyPI wheel; paths below are
 python/sglang/srt/... in sgl-project/sglang v0.5.23, file and function named in each test) and

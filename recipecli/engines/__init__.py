@@ -1,9 +1,12 @@
 """Engine models: each supported engine's EAGLE3 load path at a pinned version.
 
-One module per engine (``vllm``, ``tokenspeed``, ``sglang``) defines ``MODEL``, an
-:class:`~recipecli.engines.base.EngineModel`. Adding an engine means adding its module (and its
-data under ``recipecli/data/engines/``) and naming it in :data:`_MODULES`; nothing outside this
-package compares engine names.
+One package per engine (``vllm``, ``tokenspeed``, ``sglang``), laid out alike: ``sources`` (the
+pinned version, the cited engine code, the data it reads, the step list), ``config`` (steps a-b),
+``target`` (c-d), ``tensors`` (e-g), ``sections`` (what the engine's docs page says beside the
+steps); its ``__init__`` builds ``MODEL``, an :class:`~recipecli.engines.base.EngineModel`, and
+re-exports the public names. Adding an engine means adding its package (and its data under
+``recipecli/data/engines/``) and naming it in :data:`_MODULES` and :data:`TITLES`; nothing
+outside this package compares engine names.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """What every engine model is made of: cited sources, resolved values, steps, and the pair context.
 
-An engine model (``recipecli/engines/<engine>.py``) is the engine's EAGLE3 load path at a pinned
-version, written as an ordered list of :class:`Step` s. Each step reads the pair's description
+An engine model (the package ``recipecli/engines/<engine>/``) is the engine's EAGLE3 load path at
+a pinned version, written as an ordered list of :class:`Step` s. Each step reads the pair's description
 (:class:`PairContext`: the canonical draft, the target's text config, the tensor table, ``d2t`` /
 ``t2d`` values), the values the engine resolved in earlier steps (:class:`Resolved`), and yields
 :class:`~recipecli.findings.Finding` s whose ``source`` names the engine file and function it models.

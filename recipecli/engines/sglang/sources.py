@@ -1,0 +1,87 @@
+"""SGLang's pinned version, the engine code its model cites (``Source`` constants), its extracted
+data, and the step list the step modules add to.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from recipecli.engines.base import (
+    Source,
+    StepList,
+    load_data,
+)
+
+NAME = "sglang"
+VERSION = "v0.5.23"
+REPO = "sgl-project/sglang"
+DATA = "sglang-0.5.23.json"
+#: transformers release SGLang 0.5.23 pins (its wheel's METADATA: transformers==5.19.0)
+TRANSFORMERS = "5.19.0"
+
+P = "python/sglang/srt/"
+
+
+def src(file: str, function: str, *refs: str) -> Source:
+    return Source(REPO, VERSION, P + file, function, tuple(refs))
+
+
+MODEL_CONFIG = src("configs/model_config.py", "ModelConfig.__init__ / from_server_args")
+GET_CONFIG = src("utils/hf_transformers/config.py", "get_config (model_override_args)")
+TEXT_CONFIG = src("utils/hf_transformers/common.py", "get_hf_text_config")
+DRAFT_RENAME = src("configs/model_config.py", "ModelConfig._config_draft_model")
+REGISTRY = src("models/registry.py", "_ModelRegistry.resolve_model_cls / _raise_for_unsupported")
+DRAFT_MODEL = src("models/llama_eagle3.py", "LlamaModel.__init__ / forward")
+DRAFT_LAYER = src("models/llama_eagle3.py", "LlamaDecoderLayer.__init__ / forward")
+DRAFT_INIT = src("models/llama_eagle3.py", "LlamaForCausalLMEagle3.__init__")
+DRAFT_LOAD = src("models/llama_eagle3.py", "LlamaForCausalLMEagle3.load_weights")
+MLA_DRAFT = src(
+    "models/kimi_k25_eagle3.py", "Eagle3MLAModel.__init__ / Eagle3DeepseekV2ForCausalLM.__init__"
+)
+AUX_IDS = src(
+    "model_executor/model_runner_components/spec_aux_hidden_state.py",
+    "_resolve_eagle_aux_hidden_state",
+)
+AUX_SETUP = src(
+    "model_executor/model_runner_components/attention_backend_setup.py",
+    "configure_aux_hidden_state_capture",
+)
+CAPTURE = src("models/llama.py", "LlamaForCausalLM.set_eagle3_layers_to_capture")
+CAPTURE_LOOP = src("models/llama.py", "LlamaModel.forward")
+INIT_LM_HEAD = src("speculative/eagle_worker_v2.py", "EagleDraftWorker.init_lm_head")
+ARCH_WIRING = src(
+    "speculative/eagle_worker_v2.py", "EagleDraftWorker.init_lm_head", "SGLang #36528"
+)
+SET_EMBED = src("models/llama.py", "LlamaForCausalLM.set_embed / set_embed_and_head")
+VOCAB = src(
+    "layers/vocab_parallel_embedding.py",
+    "VocabParallelEmbedding.__init__ (padding_size *= tp_size)",
+)
+HEADS = src("models/llama.py", "LlamaAttention.__init__")
+CONTEXT = src(
+    "configs/model_config.py",
+    "ModelConfig._derive_context_length",
+    "SGLang PR #9388",
+    "SGLang #18220",
+)
+DRAFT_WORKER = src("speculative/eagle_worker_v2.py", "EagleDraftWorker.__init__ (context_length)")
+CONTEXT_LEN = src("utils/hf_transformers/common.py", "get_context_length")
+
+steps = StepList()
+
+
+def _data() -> Mapping[str, Any]:
+    return load_data(DATA)
+
+
+def _eagle_config(cfg: Mapping[str, Any]) -> dict[str, Any]:
+    ec = cfg.get("eagle_config")
+    return dict(ec) if isinstance(ec, dict) else {}
+
+
+def pad_vocab(v: int, tp: int) -> int:
+    """Vocabulary rows after ``VocabParallelEmbedding``'s padding at TP ``tp``: a multiple of 64,
+    or of 64 x TP when the 64-padded size does not divide by TP (so it always splits)."""
+    pad = 64 if (-(-v // 64) * 64) % tp == 0 else 64 * tp
+    return -(-v // pad) * pad

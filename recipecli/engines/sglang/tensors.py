@@ -1,0 +1,375 @@
+"""SGLang steps e (tensors), f (embedding / head sharing and TP) and g (positions)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from recipecli.codes import finding
+from recipecli.engines.base import (
+    EngineRun,
+)
+from recipecli.engines.common import (
+    heads_ok,
+    no_tensor_findings,
+    optional_shapes,
+    shape_findings,
+    sharing_row,
+    unexpected_tensors,
+)
+from recipecli.engines.sglang.sources import (
+    CONTEXT,
+    CONTEXT_LEN,
+    DRAFT_INIT,
+    DRAFT_LAYER,
+    DRAFT_LOAD,
+    DRAFT_MODEL,
+    DRAFT_WORKER,
+    HEADS,
+    INIT_LM_HEAD,
+    NAME,
+    SET_EMBED,
+    VOCAB,
+    pad_vocab,
+    steps,
+)
+from recipecli.findings import Finding
+
+# --------------------------------------------------------------------------- e. tensors
+
+
+def allocated(run: EngineRun) -> dict[str, tuple[int, ...]]:
+    """Checkpoint tensor name -> shape of every weight SGLang's ``LlamaForCausalLMEagle3`` loads
+    (full, unsharded shapes; ``midlayer.`` names load as ``layers.0.``).
+
+    Layer 0: q [nh*hd, 2H], k/v [nkv*hd, 2H] (no q/k/v bias whatever ``attention_bias`` says),
+    o [H, nh*hd] (+ o bias [H] with ``attention_bias``/``bias``), gate/up [I, H], down [H, I],
+    input_layernorm / hidden_norm / post_attention_layernorm [H]; later layers (``layers.i.``
+    naming only) take H inputs. ``fc`` [H, k*Ht] (+ bias [H] with ``bias``), ``input_norm``
+    [k*Ht] (``norm_before_fc``), ``fc_norm.i`` [Ht] (``fc_norm``), ``norm`` [H].
+    """
+    d = run.ctx.draft
+    g = run.get
+    cfg = run.ctx.draft_ck.config
+    H, nh, nkv, hd, inter = g("H"), g("nh"), g("nkv"), g("hd"), g("I")
+    o_bias = bool(cfg.get("attention_bias", False) or cfg.get("bias", False))
+    prefixes = [d.tensor_prefix + d.layer_prefix]
+    if d.layer_prefix.endswith("layers.0."):
+        base = d.tensor_prefix + d.layer_prefix[: -len("0.")]
+        prefixes += [f"{base}{i}." for i in range(1, int(g("layers") or 1))]
+    out: dict[str, tuple[int, ...]] = {}
+    for n, pre in enumerate(prefixes):
+        width = 2 * H if n == 0 else H
+        out.update({
+            pre + "self_attn.q_proj.weight": (nh * hd, width),
+            pre + "self_attn.k_proj.weight": (nkv * hd, width),
+            pre + "self_attn.v_proj.weight": (nkv * hd, width),
+            pre + "self_attn.o_proj.weight": (H, nh * hd),
+            pre + "mlp.gate_proj.weight": (inter, H),
+            pre + "mlp.up_proj.weight": (inter, H),
+            pre + "mlp.down_proj.weight": (H, inter),
+            pre + "input_layernorm.weight": (H,),
+            pre + "hidden_norm.weight": (H,),
+            pre + "post_attention_layernorm.weight": (H,),
+        })  # fmt: skip
+        if o_bias:
+            out[pre + "self_attn.o_proj.bias"] = (H,)
+    p = d.tensor_prefix
+    out[p + "fc.weight"] = (H, g("fc_in"))
+    if g("fc_bias"):
+        out[p + "fc.bias"] = (H,)
+    if g("norm_before_fc"):
+        out[p + "input_norm.weight"] = (g("fc_in"),)
+    if g("fc_norm"):
+        for i in range(g("k")):
+            out[f"{p}fc_norm.{i}.weight"] = (g("Ht"),)
+    out[p + "norm.weight"] = (H,)
+    return out
+
+
+@steps.add(
+    "e",
+    "Tensors",
+    sources=(DRAFT_LOAD, DRAFT_MODEL, DRAFT_LAYER),
+    codes=(
+        "tensor.missing",
+        "tensor.unchecked",
+        "tensor.unexpected",
+        "shape.*",
+        "hidden.mismatch",
+        "vocab.d2t_missing",
+        "lm_head.missing",
+    ),  # fmt: skip
+)
+def step_tensors(run: EngineRun) -> Iterable[Finding]:
+    """``load_weights`` renames ``midlayer`` to ``layers.0`` (and ``aux_norm_low/mid/high`` to
+    ``fc_norm.0/1/2``), stacks q/k/v and gate/up, turns ``d2t`` into absolute ``hot_token_id``
+    (``d2t + arange``) and drops ``t2d``. Unknown names are skipped silently and missing weights
+    are not detected (they keep uninitialised memory); a shape mismatch fails the weight
+    loader's assertion. The draft's q/k/v are built without bias, so q/k/v biases are skipped.
+    A draft without ``d2t`` whose head is smaller than the vocabulary proposes draft ids as target
+    ids."""
+    ctx = run.ctx
+    d, t = ctx.draft, ctx.target
+    cfg = ctx.draft_ck.config
+    tensors = ctx.draft_ck.tensors
+    H, Ht = run.get("H"), run.get("Ht")
+    if t.H is not None and Ht is not None and t.H != Ht:
+        yield finding(
+            "hidden.mismatch",
+            f"SGLang feeds the draft's fc target hidden states of width {t.H} but sizes it for {Ht} per state "
+            f"({run.resolved['Ht'].origin}): this draft was trained for another target",
+            engine=NAME,
+            source=DRAFT_MODEL,
+            draft_target_hidden=Ht,
+            target_hidden=t.H,
+        )
+    if not tensors:
+        yield from no_tensor_findings(run, DRAFT_LOAD)
+        return
+    if d.attention != "MLA":
+        want = allocated(run)
+        missing = [n for n in want if n not in tensors]
+        if missing:
+            yield finding(
+                "tensor.missing",
+                f"draft lacks {len(missing)} weight(s) SGLang allocates: {', '.join(missing[:6])}"
+                + (" …" if len(missing) > 6 else "")
+                + "; load_weights does not notice, so they keep uninitialised memory; re-export the draft",
+                engine=NAME,
+                source=DRAFT_LOAD,
+                missing=missing,
+            )
+        shapes = {**want, **optional_shapes(d, H, run.get("V"), run.get("Vd"))}
+        if run.get("head_from_target") or d.tie_word_embeddings:
+            shapes.pop(d.tensor("lm_head"), None)
+        yield from shape_findings(
+            run, shapes, NAME, "SGLang", (DRAFT_MODEL, DRAFT_LAYER, DRAFT_LOAD)
+        )
+        pre = d.tensor_prefix + d.layer_prefix
+        extra = [n for n in unexpected_tensors(ctx)]
+        extra += [
+            pre + f"self_attn.{p}_proj.bias"
+            for p in "qkv"
+            if pre + f"self_attn.{p}_proj.bias" in tensors
+        ]
+        if not cfg.get("bias") and d.tensor("fc").replace("weight", "bias") in tensors:
+            extra.append(d.tensor("fc").replace("weight", "bias"))
+        if extra:
+            shown = ", ".join(extra[:5]) + (" …" if len(extra) > 5 else "")
+            yield finding(
+                "tensor.unexpected",
+                f"SGLang silently skips tensor name(s) {shown} (its draft has no parameter for them: q/k/v "
+                'are built without bias, fc has a bias only with a "bias" config key); check they are not '
+                "weights the draft needs",
+                severity="warning",
+                engine=NAME,
+                source=(DRAFT_LOAD, DRAFT_LAYER),
+                unexpected=extra,
+            )
+    V, Vd = t.V, run.get("Vd")
+    if V is not None and Vd is not None and Vd < V and "d2t" not in tensors:
+        yield finding(
+            "vocab.d2t_missing",
+            f"draft_vocab_size {Vd} < vocab {V} but the draft ships no d2t: SGLang keeps hot_token_id None "
+            "and proposes draft ids as target ids — it serves and accepts almost nothing; re-export with "
+            "the d2t map",
+            engine=NAME,
+            source=(DRAFT_LOAD, INIT_LM_HEAD, "NeMo Automodel PR #2447"),
+            Vd=Vd,
+            V=V,
+        )
+    declared = "draft_vocab_size" in cfg or d.attention == "MLA"  # else said in step a
+    if (
+        not d.has_lm_head
+        and not d.tie_word_embeddings
+        and not run.get("head_from_target")
+        and declared
+    ):
+        yield finding(
+            "lm_head.missing",
+            "no lm_head while draft_vocab_size is set: SGLang borrows the target's head only when "
+            "draft_vocab_size is null, so the head keeps uninitialised memory (accept length 1.0); ship "
+            "lm_head, or set draft_vocab_size to null when it equals the vocab",
+            engine=NAME,
+            source=(DRAFT_INIT, INIT_LM_HEAD, "SGLang PR #27908"),
+            Vd=Vd,
+        )
+
+
+# --------------------------------------------------------------------------- f. sharing and TP
+
+
+@steps.add(
+    "f",
+    "Embedding / head sharing and TP",
+    sources=(INIT_LM_HEAD, SET_EMBED, VOCAB, HEADS),
+    codes=("embed.width_mismatch", "embed.layout_mismatch", "tp.heads_indivisible"),
+)
+def step_sharing(run: EngineRun) -> Iterable[Finding]:
+    """``init_lm_head`` calls ``set_embed_and_head`` (target embedding and head) when the draft
+    borrows the head (``draft_vocab_size`` null), else ``set_embed``, which replaces the draft's
+    embedding with the target's unless ``target_hidden_size`` is set and differs from
+    ``hidden_size`` — a shipped ``embed_tokens`` is discarded otherwise. The tensor is swapped in
+    with no shape check, so the draft's own vocab-parallel index math (from its ``vocab_size``)
+    must match the target's layout. ``VocabParallelEmbedding`` pads to a multiple of 64, or of
+    64 x TP when TP does not divide that, so no vocabulary is refused for its TP; attention heads
+    must divide by TP and KV heads divide or be divided by it."""
+    ctx = run.ctx
+    d, t = ctx.draft, ctx.target
+    if t.V is None or t.H is None:
+        return
+    H = run.get("H")
+    vdraft = run.get("V") or t.V
+    borrow_head = bool(run.get("head_from_target"))
+    keeps_own = not borrow_head and d.target_hidden_size_declared and d.Ht is not None and d.Ht != H
+    if keeps_own and not d.has_embed and ctx.draft_ck.tensors:
+        yield finding(
+            "embed.width_mismatch",
+            f"target_hidden_size {d.Ht} != hidden_size {H}: SGLang's set_embed keeps the draft's own "
+            f"embedding, but the draft ships no embed_tokens — it stays uninitialised and the draft drafts "
+            f"from garbage; ship the draft's embed_tokens [{vdraft}, {H}]",
+            engine=NAME,
+            source=SET_EMBED,
+            H=H,
+            target_hidden=t.H,
+        )
+    elif not keeps_own and H != t.H:
+        yield finding(
+            "embed.width_mismatch",
+            f"the draft's hidden size {H} differs from the target's {t.H} but SGLang swaps the target's "
+            f"embedding into the draft anyway ({'set_embed_and_head' if borrow_head else 'set_embed: target_hidden_size absent or equal'}): "
+            "the first forward fails on the width; set target_hidden_size to the target's hidden size "
+            "(and ship the draft's embed_tokens)",
+            engine=NAME,
+            source=(INIT_LM_HEAD, SET_EMBED),
+            H=H,
+            target_hidden=t.H,
+        )
+    for tp in ctx.tps:
+        for what, nh, nkv in (
+            ("target", t.nh, None if t.mla else t.nkv),
+            ("draft", run.get("nh"), run.get("nkv")),
+        ):
+            if not heads_ok(nh, nkv, tp):
+                yield finding(
+                    "tp.heads_indivisible",
+                    f"{what} attention heads {nh} / KV heads {nkv} do not split over TP {tp} "
+                    "(LlamaAttention asserts)",
+                    engine=NAME,
+                    tp=tp,
+                    source=HEADS,
+                    what=what,
+                    heads=nh,
+                    kv_heads=nkv,
+                    tp_size=tp,
+                )
+        rows_t = pad_vocab(t.V, tp) // tp
+        rows_d = pad_vocab(vdraft, tp) // tp
+        target_shape = (rows_t, t.H)
+        sharded = (rows_d, H)
+        replicated = (pad_vocab(vdraft, 1), H)
+        note = ""
+        if keeps_own:
+            verdict = "own" if d.has_embed else "none"
+            note = "target_hidden_size != hidden_size: set_embed returns early, the draft keeps its own"
+        elif vdraft == t.V and H == t.H:
+            verdict = "share"
+            if d.has_embed:
+                note = "the draft's own embed_tokens is replaced by the target's"
+        else:
+            verdict = "error"
+            if H == t.H and (tp > 1 or vdraft < t.V):
+                yield finding(
+                    "embed.layout_mismatch",
+                    f"SGLang swaps the target's embedding ({t.V} rows, {target_shape[0]} per rank at TP {tp}) into "
+                    f"a draft embedding built for vocab_size {vdraft} ({sharded[0]} per rank) with no shape check: "
+                    "the draft's vocab-parallel lookup reads the wrong rows for some tokens, silently; set the "
+                    f"draft's vocab_size to {t.V}",
+                    engine=NAME,
+                    tp=tp,
+                    source=(INIT_LM_HEAD, SET_EMBED, VOCAB),
+                    target_rows=target_shape[0],
+                    draft_rows=sharded[0],
+                    draft_vocab_size=vdraft,
+                    target_vocab_size=t.V,
+                )
+            elif H == t.H:
+                verdict, note = (
+                    "share",
+                    f"draft vocab_size {vdraft} > target {t.V}: lookups stay in range at TP 1",
+                )
+        if borrow_head:
+            head = "share"
+        elif d.tie_word_embeddings:
+            head = "tied"
+        else:
+            head = "own" if d.has_lm_head else "none"
+        if verdict == "share":
+            embed_rows, width = rows_t, t.H
+        elif verdict == "own":
+            embed_rows, width = rows_d, H
+        else:
+            embed_rows, width = 0, H
+        run.sharing.append(
+            sharing_row(
+                ctx,
+                NAME,
+                tp,
+                (target_shape, sharded, replicated),
+                verdict,
+                head,
+                embed_rows,
+                tp,
+                width or 0,
+                note,
+            )  # fmt: skip
+        )
+
+
+# --------------------------------------------------------------------------- g. positions
+
+
+def context_length(cfg: Mapping[str, Any], maxpos: int) -> tuple[int, str]:
+    """``get_context_length``: ``max_position_embeddings`` times the rope scaling factor (1 when
+    the rope type is ``llama3`` or ``original_max_position_embeddings`` is given)."""
+    rope = cfg.get("rope_scaling") or cfg.get("rope_parameters")
+    factor = 1.0
+    if isinstance(rope, dict):
+        factor = float(rope.get("factor", 1) or 1)
+        if "original_max_position_embeddings" in rope or rope.get("rope_type") == "llama3":
+            factor = 1.0
+    if factor == 1.0:
+        return maxpos, "max_position_embeddings"
+    return int(factor * maxpos), f"max_position_embeddings x rope factor {factor:g}"
+
+
+@steps.add("g", "Positions", sources=(DRAFT_WORKER, CONTEXT, CONTEXT_LEN), codes=("maxpos.short",))
+def step_positions(run: EngineRun) -> Iterable[Finding]:
+    """The draft worker is built with the target's context length, and ``ModelConfig`` refuses a
+    context length above the draft's derived one (``max_position_embeddings`` times the rope
+    factor): start-up fails with ``Target model's context_length (X) is greater than the derived
+    context_length (Y)`` unless ``SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1``, which raises the
+    draft's ``max_position_embeddings`` to X. This holds without ``--context-length`` too: the
+    target's own length is what the draft gets."""
+    ctx = run.ctx
+    maxpos = run.get("max_position_embeddings")
+    want = ctx.max_model_len or ctx.target.max_position_embeddings
+    if maxpos is None or want is None:
+        return
+    derived, how = context_length(ctx.draft_ck.config, int(maxpos))
+    run.set("context_len", derived, how)
+    if derived >= want:
+        return
+    yield finding(
+        "maxpos.short",
+        f"draft context length {derived} ({how}, {run.resolved['max_position_embeddings'].origin}) < the "
+        f"target's context length {want}: SGLang refuses to start ('Target model's context_length ({want}) is "
+        f"greater than the derived context_length ({derived})'); set SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1 "
+        f"(the draft's max_position_embeddings is then raised to {want}), serve with --context-length {derived}, "
+        f"or set the draft's max_position_embeddings to {want}",
+        engine=NAME,
+        source=(DRAFT_WORKER, CONTEXT),
+        draft=derived,
+        serving=want,
+    )

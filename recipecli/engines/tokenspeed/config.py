@@ -1,0 +1,215 @@
+"""tokenspeed steps a (draft config resolution) and b (draft architecture)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from recipecli.codes import finding
+from recipecli.engines.base import (
+    EngineRun,
+)
+from recipecli.engines.common import (
+    missing_model_type,
+    resolve_geometry,
+)
+from recipecli.engines.tokenspeed.sources import (
+    DRAFT_INIT,
+    DRAFT_MODEL,
+    GET_CONFIG,
+    MODEL_CONFIG,
+    NAME,
+    REGISTRY,
+    TRANSFORMERS,
+    _data,
+    steps,
+)
+from recipecli.findings import Finding
+
+# --------------------------------------------------------------------------- a. config
+
+
+@steps.add(
+    "a",
+    "Draft config resolution",
+    sources=(GET_CONFIG, MODEL_CONFIG, DRAFT_INIT),
+    codes=(
+        "config.model_type",
+        "config.null_value",
+        "config.invalid",
+        "draft.layers",
+        "config.aux_ids_null",
+    ),
+)
+def step_config(run: EngineRun) -> Iterable[Finding]:
+    """``get_config`` reads the draft's ``config.json`` and builds tokenspeed's own config class for
+    the model types it registers (``qwen2``, ``qwen3``, … — e.g. its ``Qwen3Config`` defaults
+    ``head_dim`` to 128), else transformers' class through ``AutoConfig`` (``LlamaConfig`` for
+    ``llama``); a key the checkpoint lacks takes that class's default. The same
+    ``--hf-overrides`` are applied to the draft's config as to the target's. The Llama draft then
+    requires ``num_hidden_layers == 1`` (a missing value is ``LlamaConfig``'s 32) and sizes ``fc``
+    for k = ``len(eagle_aux_hidden_state_layer_ids)`` at the top level, else 3 — the ids under
+    ``eagle_config`` are not counted. It reads ``norm_before_fc``, ``fc_norm`` and ``norm_output``
+    from the top level and never reads ``norm_before_residual``; ``target_hidden_size`` is ignored
+    (``fc`` is [H, k·H])."""
+    ctx = run.ctx
+    d = ctx.draft
+    cfg = ctx.draft_ck.config
+    data = _data()
+    model_type = str(cfg.get("model_type") or "")
+    own = data.get("config_classes", {})
+    if not model_type and "llama" not in own:
+        yield missing_model_type(run, GET_CONFIG)
+        run.stop = "config"
+        return
+    run.set("model_type", model_type, "config: model_type")
+    try:
+        refused = resolve_geometry(
+            run,
+            model_type,
+            "get_config",
+            transformers=TRANSFORMERS,
+            source=GET_CONFIG,
+            overrides=own,
+        )
+    except KeyError:
+        yield finding(
+            "config.model_type",
+            f"draft model_type {model_type!r} has no config class in tokenspeed or transformers "
+            f"{TRANSFORMERS}: get_config fails; use model_type 'llama'",
+            engine=NAME,
+            source=GET_CONFIG,
+            model_type=model_type,
+        )
+        run.stop = "config"
+        return
+    if refused:
+        yield from refused
+        run.stop = "config"
+        return
+    H = run.get("H")
+    run.set(
+        "Ht", H, "LlamaModel.__init__: fc input uses hidden_size (target_hidden_size is not read)"
+    )
+    Vd = cfg.get("draft_vocab_size")
+    run.set("Vd", int(Vd) if Vd is not None else run.get("V"),
+            "config: draft_vocab_size" if Vd is not None else "= vocab_size (draft_vocab_size absent)")  # fmt: skip
+    if (
+        "eagle_aux_hidden_state_layer_ids" in cfg
+        and cfg["eagle_aux_hidden_state_layer_ids"] is None
+    ):
+        yield finding(
+            "config.aux_ids_null",
+            "eagle_aux_hidden_state_layer_ids is null: tokenspeed's Llama draft takes len() of it "
+            "(hasattr is true) and the load raises TypeError; drop the key or write the ids",
+            engine=NAME,
+            source=DRAFT_MODEL,
+        )
+        run.stop = "config"
+        return
+    if d.attention == "MLA":
+        ids = _nested_or_top(cfg)
+        run.set("k", len(ids) if ids else 3,
+                "Eagle3MlaModel._get_eagle_layer_ids (eagle_config, else top level)" if ids else "default (3)")  # fmt: skip
+    elif cfg.get("eagle_aux_hidden_state_layer_ids"):
+        run.set(
+            "k",
+            len(cfg["eagle_aux_hidden_state_layer_ids"]),
+            "len(eagle_aux_hidden_state_layer_ids)",
+        )
+    else:
+        nested = " (eagle_config ids are not counted)" if _nested(cfg) else ""
+        run.set("k", 3, f"LlamaModel.__init__ default (3){nested}")
+    run.set("fc_in", run.get("k") * H, "k * hidden_size")
+    for flag in ("norm_before_fc", "fc_norm", "norm_output"):
+        if flag in cfg:
+            run.set(flag, bool(cfg[flag]), f"config: {flag}")
+        else:
+            run.set(flag, False, "default (false)")
+    run.set("norm_before_residual", False, "not read by tokenspeed (residual = raw hidden states)")
+    layers = run.get("layers")
+    if layers != 1:
+        yield finding(
+            "draft.layers",
+            f"tokenspeed raises 'EAGLE3 currently only supports 1 layer': num_hidden_layers is "
+            f"{run.resolved['layers'].show()}; set num_hidden_layers to 1",
+            engine=NAME,
+            source=DRAFT_INIT,
+            num_hidden_layers=layers,
+        )
+
+
+def _nested(cfg: Any) -> list[int] | None:
+    ec = cfg.get("eagle_config")
+    if isinstance(ec, dict) and ec.get("eagle_aux_hidden_state_layer_ids"):
+        return list(ec["eagle_aux_hidden_state_layer_ids"])
+    return None
+
+
+def _nested_or_top(cfg: Any) -> list[int] | None:
+    """``_eagle_aux_layer_ids``: a config that HAS ``eagle_config`` gives its nested ids (the
+    top-level list is then ignored, even when the nested one is missing); else the top level."""
+    ec = cfg.get("eagle_config")
+    if ec is not None:
+        return _nested(cfg)
+    top = cfg.get("eagle_aux_hidden_state_layer_ids")
+    return list(top) if top else None
+
+
+# --------------------------------------------------------------------------- b. architecture
+
+
+def draft_architecture(arch: str) -> tuple[str, str]:
+    """``get_config`` (draft worker): an architecture containing none of ``NextN``, ``Eagle``,
+    ``DFlash``, ``DSpark`` becomes ``LlamaForCausalLMEagle3`` when it is ``MiniMaxM2ForCausalLM``
+    and gets ``NextN`` appended otherwise."""
+    if any(s in arch for s in ("NextN", "Eagle", "DFlash", "DSpark")):
+        return arch, "get_config: kept (contains NextN/Eagle/DFlash/DSpark)"
+    if arch == "MiniMaxM2ForCausalLM":
+        return (
+            "LlamaForCausalLMEagle3",
+            "get_config: MiniMaxM2ForCausalLM -> LlamaForCausalLMEagle3",
+        )
+    return f"{arch}NextN", f"get_config: {arch!r} + 'NextN'"
+
+
+@steps.add(
+    "b",
+    "Draft architecture",
+    sources=(GET_CONFIG, REGISTRY),
+    codes=("draft.arch_name",),
+)
+def step_architecture(run: EngineRun) -> Iterable[Finding]:
+    """The draft's ``architectures[0]`` is renamed by ``get_config`` (``NextN`` appended unless the
+    name contains ``NextN``, ``Eagle``, ``DFlash`` or ``DSpark``) and looked up in the model
+    registry; only ``LlamaForCausalLMEagle3`` and ``Eagle3DeepseekV2ForCausalLM`` are EAGLE3 draft
+    classes. Any other name fails at load (``Model architectures [...] are not supported for now``)
+    or loads a class that is not an EAGLE3 draft."""
+    d = run.ctx.draft
+    arch, how = draft_architecture(d.architecture)
+    run.set("architecture", arch, how)
+    data = _data()
+    drafts = data["eagle3_drafts"]
+    if arch in drafts:
+        run.set("model_class", drafts[arch], "registry")
+        return
+    registered = arch in data["architectures"]
+    fix = (
+        'recipecli convert DRAFT OUT --to eagle3 (writes architectures ["LlamaForCausalLMEagle3"])'
+        if d.attention != "MLA"
+        else 'set architectures to ["Eagle3DeepseekV2ForCausalLM"]'
+    )
+    why = (
+        f"registers {arch!r}, but not as an EAGLE3 draft class"
+        if registered
+        else f"does not register {arch!r}: the load fails with 'Model architectures [{arch!r}] are not supported for now'"
+    )
+    yield finding(
+        "draft.arch_name",
+        f"tokenspeed looks up the draft as {arch!r} ({how}) and {why}; fix: {fix}",
+        engine=NAME,
+        source=(GET_CONFIG, REGISTRY),
+        architecture=d.architecture,
+        looked_up=arch,
+    )
+    run.stop = "architecture"

@@ -1,0 +1,71 @@
+"""tokenspeed's pinned version, the engine code its model cites (``Source`` constants), its extracted
+data, and the step list the step modules add to.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from recipecli.engines.base import (
+    Source,
+    StepList,
+    load_data,
+)
+
+NAME = "tokenspeed"
+COMMIT = "f4d8ec6e039c028c7ee71317ccfb84e56ae2b45c"
+VERSION = COMMIT[:12]
+REPO = "lightseekorg/tokenspeed"
+DATA = f"tokenspeed-{VERSION}.json"
+#: transformers release tokenspeed pins at that commit (python/pyproject.toml)
+TRANSFORMERS = "5.12.0"
+
+P = "python/tokenspeed/runtime/"
+
+
+def src(file: str, function: str, *refs: str) -> Source:
+    return Source(REPO, VERSION, P + file, function, tuple(refs))
+
+
+GET_CONFIG = src("utils/hf_transformers_utils.py", "get_config")
+MODEL_CONFIG = src("configs/model_config.py", "ModelConfig.__init__")
+REGISTRY = src("models/registry.py", "ModelRegistry.resolve_model_cls / _raise_for_unsupported")
+DRAFT_INIT = src("models/llama_eagle3.py", "LlamaForCausalLMEagle3.__init__")
+DRAFT_MODEL = src("models/llama_eagle3.py", "LlamaModel.__init__ / forward")
+DRAFT_LOAD = src("models/llama_eagle3.py", "LlamaForCausalLMEagle3.load_weights")
+SET_EMBED = src(
+    "models/llama_eagle3.py",
+    "LlamaForCausalLMEagle3.set_embed_and_head",
+    "lightseekorg/tokenspeed PR #837",
+)
+MLA_SET_EMBED = src(
+    "models/deepseek_v3.py",
+    "Eagle3DeepseekV2ForCausalLM.set_embed_and_head",
+    "lightseekorg/tokenspeed PR #958",
+    "lightseekorg/tokenspeed #913",
+)
+WIRE = src(
+    "execution/factory.py",
+    "_wire_draft_to_target_model / _eagle_aux_layer_ids",
+    "lightseekorg/tokenspeed PR #526",
+)
+CAPTURE = src("models/base/causal_lm.py", "BaseCausalLM.set_eagle3_layers_to_capture")
+CAPTURE_LOOP = src(
+    "models/base/transformer_model.py",
+    "BaseTransformerModel.forward",
+    "lightseekorg/tokenspeed PR #526",
+)
+LOGITS = src(
+    "layers/logits_processor.py", "LogitsProcessor.forward (hidden states for the drafter)"
+)
+VOCAB = src(
+    "layers/vocab_parallel_embedding.py", "VocabParallelEmbedding.__init__ (pad_vocab_size, divide)"
+)
+HEADS = src("models/utils.py", "validate_attention_partition")
+CONTEXT = src("configs/model_config.py", "ModelConfig.__init__ (context_length check)")
+
+steps = StepList()
+
+
+def _data() -> dict[str, Any]:
+    return dict(load_data(DATA))

@@ -1,0 +1,394 @@
+"""tokenspeed steps e (tensors), f (embedding / head sharing and TP) and g (positions)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from recipecli.codes import finding
+from recipecli.engines.base import (
+    EngineRun,
+)
+from recipecli.engines.common import (
+    heads_ok,
+    no_tensor_findings,
+    optional_shapes,
+    pad64,
+    shape_findings,
+    sharing_row,
+    split_rows,
+    unexpected_tensors,
+)
+from recipecli.engines.tokenspeed.sources import (
+    CONTEXT,
+    DRAFT_INIT,
+    DRAFT_LOAD,
+    DRAFT_MODEL,
+    HEADS,
+    MLA_SET_EMBED,
+    NAME,
+    SET_EMBED,
+    VOCAB,
+    steps,
+)
+from recipecli.findings import Finding
+
+# --------------------------------------------------------------------------- e. tensors
+
+
+def allocated(run: EngineRun) -> dict[str, tuple[int, ...]]:
+    """Checkpoint tensor name -> shape of every weight tokenspeed's ``LlamaForCausalLMEagle3``
+    loads (full, unsharded shapes; ``layers.0.`` names load as ``midlayer.``).
+
+    q [nh*hd, 2H], k/v [nkv*hd, 2H] (+ biases with ``attention_bias``), o [H, nh*hd], gate/up
+    [I, H], down [H, I], input_layernorm / hidden_norm / post_attention_layernorm [H], ``fc``
+    [H, k*H], ``input_norm`` [k*H] (``norm_before_fc``), ``fc_norm.i`` [H] (``fc_norm``), ``norm``
+    [H], ``lm_head`` [Vd, H] (unless borrowed or tied), ``embed_tokens`` [V, H] (replaced by the
+    target's when shared).
+    """
+    d = run.ctx.draft
+    g = run.get
+    H, nh, nkv, hd, inter = g("H"), g("nh"), g("nkv"), g("hd"), g("I")
+    pre = d.tensor_prefix + d.layer_prefix
+    out: dict[str, tuple[int, ...]] = {
+        pre + "self_attn.q_proj.weight": (nh * hd, 2 * H),
+        pre + "self_attn.k_proj.weight": (nkv * hd, 2 * H),
+        pre + "self_attn.v_proj.weight": (nkv * hd, 2 * H),
+        pre + "self_attn.o_proj.weight": (H, nh * hd),
+        pre + "mlp.gate_proj.weight": (inter, H),
+        pre + "mlp.up_proj.weight": (inter, H),
+        pre + "mlp.down_proj.weight": (H, inter),
+        pre + "input_layernorm.weight": (H,),
+        pre + "hidden_norm.weight": (H,),
+        pre + "post_attention_layernorm.weight": (H,),
+    }
+    if bool(run.ctx.draft_ck.config.get("attention_bias", False)):
+        out[pre + "self_attn.q_proj.bias"] = (nh * hd,)
+        out[pre + "self_attn.k_proj.bias"] = (nkv * hd,)
+        out[pre + "self_attn.v_proj.bias"] = (nkv * hd,)
+    p = d.tensor_prefix
+    out[p + "fc.weight"] = (H, g("fc_in"))
+    if g("norm_before_fc"):
+        out[p + "input_norm.weight"] = (g("fc_in"),)
+    if g("fc_norm"):
+        for i in range(g("k")):
+            out[f"{p}fc_norm.{i}.weight"] = (H,)
+    out[p + "norm.weight"] = (H,)
+    return out
+
+
+@steps.add(
+    "e",
+    "Tensors",
+    sources=(DRAFT_INIT, DRAFT_MODEL, DRAFT_LOAD),
+    codes=(
+        "tensor.missing",
+        "tensor.unchecked",
+        "tensor.unexpected",
+        "shape.*",
+        "hidden.tokenspeed_target_hidden",
+        "hidden.mismatch",
+        "norm.residual_unsupported",
+        "vocab.d2t_missing",
+        "lm_head.missing",
+        "norm.qk_dropped",
+        "tensor.dropped",
+    ),  # fmt: skip
+)
+def step_tensors(run: EngineRun) -> Iterable[Finding]:
+    """``load_weights`` maps ``layers.0.`` to ``midlayer.``, stacks q/k/v and gate/up, turns
+    ``d2t`` into absolute ``hot_token_id`` (``d2t + arange``) and drops ``t2d``. Unknown names are
+    skipped silently and missing weights are not detected (they keep uninitialised memory); a
+    shape mismatch is a bare ``AssertionError`` in the layer's weight loader. ``fc`` is [H, k·H]
+    whatever ``target_hidden_size`` says, and ``norm_before_residual`` is never read."""
+    ctx = run.ctx
+    d, t = ctx.draft, ctx.target
+    cfg = ctx.draft_ck.config
+    tensors = ctx.draft_ck.tensors
+    H = run.get("H")
+    if cfg.get("norm_before_residual") is True or (
+        isinstance(cfg.get("eagle_config"), dict)
+        and cfg["eagle_config"].get("norm_before_residual") is True
+    ):
+        yield finding(
+            "norm.residual_unsupported",
+            "norm_before_residual is true but tokenspeed never reads it (its residual is the raw hidden "
+            "state): the draft runs unlike it was trained; serve it on vLLM or retrain with it false",
+            engine=NAME,
+            source=DRAFT_MODEL,
+            source_key=d.sources.get("norm_before_residual"),
+        )
+    if d.Ht is not None and H is not None and d.Ht != H and d.attention != "MLA":
+        yield finding(
+            "hidden.tokenspeed_target_hidden",
+            f"tokenspeed builds fc as [H, k*H] and ignores target_hidden_size, so a draft with H={H} != "
+            f"target_hidden_size={d.Ht} cannot load its fc (shape assertion); serve it on vLLM",
+            engine=NAME,
+            source=DRAFT_MODEL,
+            H=H,
+            Ht=d.Ht,
+        )
+    if t.H is not None and d.Ht is not None and t.H != d.Ht:
+        yield finding(
+            "hidden.mismatch",
+            f"the draft's fc expects target hidden states of width {d.Ht} but the target's text hidden_size is "
+            f"{t.H}: this draft was trained for another target",
+            engine=NAME,
+            source=DRAFT_MODEL,
+            draft_target_hidden=d.Ht,
+            target_hidden=t.H,
+        )
+    if not tensors:
+        yield from no_tensor_findings(run, DRAFT_LOAD)
+        return
+    if d.attention == "MLA":
+        return  # the MLA draft's attention tensors follow DeepseekV3's layout; not modelled tensor by tensor
+    want = allocated(run)
+    missing = [n for n in want if n not in tensors]
+    if missing:
+        yield finding(
+            "tensor.missing",
+            f"draft lacks {len(missing)} weight(s) tokenspeed allocates: {', '.join(missing[:6])}"
+            + (" …" if len(missing) > 6 else "")
+            + "; load_weights does not notice, so they keep uninitialised memory; re-export the draft",
+            engine=NAME,
+            source=DRAFT_LOAD,
+            missing=missing,
+        )
+    shapes = {**want, **optional_shapes(d, H, run.get("V"), run.get("Vd"))}
+    if d.Ht != H:
+        shapes.pop(d.tensor("fc"), None)  # said above (hidden.tokenspeed_target_hidden)
+    yield from shape_findings(run, shapes, NAME, "tokenspeed", (DRAFT_MODEL, DRAFT_LOAD))
+    extra = unexpected_tensors(ctx)
+    bias = [n for n in tensors if n.endswith("fc.bias")]
+    if bias:
+        yield finding(
+            "tensor.dropped",
+            f"the draft ships {bias[0]}, but tokenspeed's fc is ColumnParallelLinear(bias=False) and "
+            "load_weights skips unknown names silently: the draft runs without a trained weight",
+            engine=NAME,
+            source=(DRAFT_MODEL, DRAFT_LOAD),
+            dropped=bias,
+        )
+    qk = [n for n in extra if n.endswith(("self_attn.q_norm.weight", "self_attn.k_norm.weight"))]
+    if qk:
+        yield finding(
+            "norm.qk_dropped",
+            f"the draft has Qwen3-style QK norms ({', '.join(qk)}) but tokenspeed's only Llama EAGLE3 "
+            "draft class has none: load_weights skips them silently and the draft runs without its "
+            "trained q/k norms; serve it on vLLM (Eagle3Qwen3ForCausalLM)",
+            engine=NAME,
+            source=DRAFT_LOAD,
+            dropped=qk,
+        )
+        extra = [n for n in extra if n not in qk]
+    if extra:
+        shown = ", ".join(extra[:5]) + (" …" if len(extra) > 5 else "")
+        yield finding(
+            "tensor.unexpected",
+            f"tokenspeed silently skips tensor name(s) {shown}; check they are not weights it needs under another name",
+            severity="warning",
+            engine=NAME,
+            source=DRAFT_LOAD,
+            unexpected=extra,
+        )
+    V, Vd = t.V, run.get("Vd")
+    if V is not None and Vd is not None and Vd < V and "d2t" not in tensors:
+        yield finding(
+            "vocab.d2t_missing",
+            f"draft_vocab_size {Vd} < vocab {V} but the draft ships no d2t: tokenspeed uses draft ids as "
+            "target ids unchanged — it serves and accepts almost nothing; re-export with the d2t map",
+            engine=NAME,
+            source=DRAFT_LOAD,
+            Vd=Vd,
+            V=V,
+        )
+    if not d.has_lm_head and d.draft_vocab_size_declared and not d.tie_word_embeddings:
+        yield finding(
+            "lm_head.missing",
+            "no lm_head while draft_vocab_size is set: tokenspeed borrows the target head only when "
+            "draft_vocab_size is absent, so the head keeps uninitialised memory (accept length 1.0); ship "
+            "lm_head, or drop draft_vocab_size when it equals the vocab",
+            engine=NAME,
+            source=(DRAFT_INIT, SET_EMBED, "SGLang PR #27908"),
+            Vd=d.Vd,
+        )
+
+
+# --------------------------------------------------------------------------- f. sharing and TP
+
+
+@steps.add(
+    "f",
+    "Embedding / head sharing and TP",
+    sources=(SET_EMBED, MLA_SET_EMBED, VOCAB, HEADS),
+    codes=("embed.share_error", "embed.tied_stale", "tp.vocab_indivisible", "tp.heads_indivisible"),
+)
+def step_sharing(run: EngineRun) -> Iterable[Finding]:
+    """``set_embed_and_head`` shares nothing when ``target_hidden_size`` is set and differs from
+    ``hidden_size``. Otherwise the Llama draft shares the target's embedding when its per-rank
+    shape equals the draft's sharded one [pad64(V)/TP, H], rebuilds its embedding replicated when
+    the target's is replicated [pad64(V), H], and raises ``Cannot share target embed of shape …``
+    otherwise; the MLA draft (replicated) shares only on an exact match, else keeps its own.
+    The head is shared only when the draft is untied and declares no ``draft_vocab_size``.
+    ``VocabParallelEmbedding`` pads to 64 and the padded rows must divide by the attention TP;
+    heads and KV heads must split too (``validate_attention_partition``)."""
+    ctx = run.ctx
+    d, t = ctx.draft, ctx.target
+    if t.V is None or t.H is None:
+        return
+    H = run.get("H")
+    vdraft = run.get("V") or t.V
+    replicated_target = (
+        run.get("target_embed_replicated")
+        if "target_embed_replicated" in run.resolved
+        else t.tokenspeed_embed_replicated
+    )
+    for tp in ctx.tps:
+        for what, v, n in (("target embedding", t.V, 1 if replicated_target else tp),
+                           ("draft embedding", vdraft, 1 if d.attention == "MLA" else tp),
+                           ("draft lm_head", run.get("Vd"), tp)):  # fmt: skip
+            if v and pad64(v) % n:
+                yield finding(
+                    "tp.vocab_indivisible",
+                    f"{what}: padded vocab {pad64(v)} (vocab {v} padded to 64) is not divisible by TP {n}: "
+                    f"'{pad64(v)} is not divisible by {n}'; pick another TP",
+                    engine=NAME,
+                    tp=tp,
+                    source=VOCAB,
+                    what=what,
+                    vocab=v,
+                    padded=pad64(v),
+                    tp_size=n,
+                )
+        for what, nh, nkv in (
+            ("target", t.nh, None if t.mla else t.nkv),
+            ("draft", run.get("nh"), run.get("nkv")),
+        ):
+            if not heads_ok(nh, nkv, tp):
+                yield finding(
+                    "tp.heads_indivisible",
+                    f"{what} attention heads {nh} / KV heads {nkv} do not split over TP {tp} "
+                    "(validate_attention_partition raises)",
+                    engine=NAME,
+                    tp=tp,
+                    source=HEADS,
+                    what=what,
+                    heads=nh,
+                    kv_heads=nkv,
+                    tp_size=tp,
+                )
+        row, found = _sharing(run, tp, H, vdraft, bool(replicated_target))
+        run.sharing.append(row)
+        yield from found
+
+
+def _sharing(run: EngineRun, tp: int, H: int, vdraft: int, replicated_target: bool):
+    ctx = run.ctx
+    d, t = ctx.draft, ctx.target
+    findings: list[Finding] = []
+    target_rows = pad64(t.V) if replicated_target else split_rows(t.V, tp)
+    target_shape = (target_rows, t.H) if target_rows else None
+    mla = d.attention == "MLA"
+    rows_d = None if mla else split_rows(vdraft, tp)
+    sharded = (rows_d, H) if rows_d else None
+    replicated = (pad64(vdraft), H)
+    head_shared = not d.tie_word_embeddings and not d.draft_vocab_size_declared
+    head = (
+        "share"
+        if head_shared
+        else ("own" if d.has_lm_head else ("tied" if d.tie_word_embeddings else "none"))
+    )
+    note = ""
+    if d.target_hidden_size_declared and d.Ht != H:
+        verdict = "own" if d.has_embed else "none"
+        head = "own" if d.has_lm_head else "none"
+        note = "target_hidden_size != hidden_size: set_embed_and_head returns early, shares nothing"
+    elif mla:
+        verdict = "share" if target_shape == replicated else ("own" if d.has_embed else "error")
+        if verdict == "own":
+            note = "MLA draft keeps its own embed_tokens (shapes differ; tokenspeed PR #958)"
+    elif target_shape == sharded:
+        verdict = "share"
+    elif target_shape == replicated:
+        verdict = "share-replicated"
+        note = "draft embedding rebuilt replicated to match the target (tokenspeed PR #837)"
+    else:
+        verdict = "error"
+    if verdict == "error":
+        a, s = target_shape or ("?", t.H), sharded or ("?", H)
+        text = (
+            f"Cannot share target embed of shape ({a[0]}, {a[1]}): draft expects ({s[0]}, {s[1]}) (sharded) "
+            f"or ({replicated[0]}, {replicated[1]}) (replicated)."
+            if not mla
+            else f"EAGLE3 draft cannot share the target embedding (target {tuple(a)} vs draft {replicated}) and "
+            "the draft checkpoint provided no embed_tokens weight"
+        )
+        findings.append(
+            finding(
+                "embed.share_error",
+                f"tokenspeed set_embed_and_head raises at TP {tp}: {text} Make the draft's vocab_size/hidden_size "
+                "match the target",
+                engine=NAME,
+                tp=tp,
+                source=MLA_SET_EMBED if mla else SET_EMBED,
+                target_shape=list(a),
+                draft_sharded_shape=list(s),
+                draft_replicated_shape=list(replicated),
+            )
+        )
+    if verdict == "share-replicated" and d.tie_word_embeddings:
+        findings.append(
+            finding(
+                "embed.tied_stale",
+                f"tie_word_embeddings with a rebuilt (replicated) embedding at TP {tp}: the tied head keeps pointing "
+                "at the old sharded weight (open review on tokenspeed PR #837); set tie_word_embeddings false",
+                engine=NAME,
+                tp=tp,
+                source=SET_EMBED,
+            )
+        )
+    if verdict in ("share", "share-replicated"):
+        embed_rows = target_rows or 0
+    elif verdict == "own":
+        embed_rows = replicated[0] if mla else (rows_d or 0)
+    else:
+        embed_rows = 0
+    width = t.H if verdict.startswith("share") else H
+    row = sharing_row(ctx, NAME, tp, (target_shape, sharded, replicated), verdict, head, embed_rows,
+                      1 if mla else tp, width or 0, note)  # fmt: skip
+    return row, findings
+
+
+# --------------------------------------------------------------------------- g. positions
+
+
+@steps.add("g", "Positions", sources=(CONTEXT,), codes=("maxpos.short",))
+def step_positions(run: EngineRun) -> Iterable[Finding]:
+    """``ModelConfig`` derives the draft's context length from its config (``max_position_embeddings``
+    and rope scaling) and refuses a ``--max-model-len`` above it (``User-specified context_length (X)
+    is greater than the derived context_length (Y)``) unless
+    ``TOKENSPEED_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1``; nothing raises it automatically. Without
+    ``--max-model-len`` nothing compares the two and positions past the draft's rotary cache read
+    out of range."""
+    ctx = run.ctx
+    maxpos = run.get("max_position_embeddings")
+    want = ctx.max_model_len or ctx.target.max_position_embeddings
+    if maxpos is None or want is None or maxpos >= want:
+        return
+    yield finding(
+        "maxpos.short",
+        f"draft max_position_embeddings {maxpos} ({run.resolved['max_position_embeddings'].origin}) < serving "
+        f"length {want}: "
+        + (
+            f"tokenspeed refuses --max-model-len {want} ('User-specified context_length ({want}) is greater than "
+            f"the derived context_length ({maxpos})')"
+            if ctx.max_model_len
+            else "tokenspeed does not raise it, so positions past it index the draft's rotary cache out of range"
+        )
+        + f"; set the draft's max_position_embeddings to {want}",
+        severity="error" if ctx.max_model_len else "warning",
+        engine=NAME,
+        source=CONTEXT,
+        draft=maxpos,
+        serving=want,
+    )

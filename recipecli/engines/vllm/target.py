@@ -1,0 +1,205 @@
+"""vLLM steps c (target support) and d (aux hidden states)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from recipecli.codes import finding
+from recipecli.draft import DraftModel
+from recipecli.engines.base import (
+    EngineRun,
+)
+from recipecli.engines.common import (
+    default_aux_layers,
+    fc_fits_k,
+    trained_layers,
+)
+from recipecli.engines.vllm.sources import (
+    AUX_CAPTURE,
+    AUX_DEFAULT,
+    AUX_FROM_CONFIG,
+    AUX_SETUP,
+    EAGLE3_MODEL,
+    NAME,
+    RUNNER,
+    _registry,
+    src,
+    steps,
+)
+from recipecli.findings import Finding
+
+# --------------------------------------------------------------------------- c. target
+
+
+@steps.add(
+    "c",
+    "Target support",
+    sources=(AUX_SETUP, src("vllm/model_executor/models/interfaces.py", "supports_eagle3")),
+    codes=("target.no_eagle3", "target.unregistered"),
+)
+def step_target(run: EngineRun) -> Iterable[Finding]:
+    """The target's model class must implement ``SupportsEagle3`` (it captures the aux hidden
+    states the draft's ``fc`` consumes); otherwise ``_setup_eagle3_aux_hidden_state_outputs`` raises
+    ``RuntimeError: Model does not support EAGLE3 interface but aux_hidden_state_outputs was
+    requested``. The set of classes that do is extracted from the wheel."""
+    t = run.ctx.target
+    targets = _registry()["targets"]
+    entry = targets.get(t.architecture)
+    if entry is None:
+        yield finding(
+            "target.unregistered",
+            f"target architecture {t.architecture!r} is not in vLLM 0.33.0's model registry: vLLM "
+            "falls back to its Transformers backend (or refuses the model), and EAGLE3 needs a "
+            "native model class that captures aux hidden states; check that vLLM supports this target",
+            severity="warning",
+            engine=NAME,
+            source=src(
+                "vllm/model_executor/models/registry.py",
+                "_TEXT_GENERATION_MODELS / _MULTIMODAL_MODELS",
+            ),
+            architecture=t.architecture,
+        )
+        return
+    run.set("target_class", f"{entry['module']}.{entry['class']}", "registry")
+    if not entry["supports_eagle3"]:
+        yield finding(
+            "target.no_eagle3",
+            f"vLLM's {entry['class']} does not implement SupportsEagle3: serving an EAGLE3 draft with it "
+            "raises 'Model does not support EAGLE3 interface but aux_hidden_state_outputs was requested'",
+            engine=NAME,
+            source=(AUX_SETUP, src(entry["evidence"].split(":")[0], entry["class"])),
+            architecture=t.architecture,
+        )
+
+
+# --------------------------------------------------------------------------- d. aux layers
+
+
+def captured_layers(d: DraftModel, cfg: dict, L: int) -> tuple[list[int], str]:
+    """Hidden-state indices vLLM captures for this draft, in capture order, and from where.
+
+    ``get_eagle3_aux_layers_from_config`` (the V2 model runner, vLLM 0.33.0's default): the
+    top-level ``eagle_aux_hidden_state_layer_ids``; else ``eagle_config["layer_ids"]``; else the
+    target's default (2, L//2, L-3). ``eagle_config.eagle_aux_hidden_state_layer_ids`` is NOT read
+    there (the V1 runner, ``VLLM_USE_V2_MODEL_RUNNER=0``, reads it). ``_set_aux_hidden_state_layers``
+    then sorts and de-duplicates the ids, and the target appends a state when it reaches index i
+    (0 = the embedding output, i = the output of layer i-1, L = the last layer's output before the
+    final norm).
+    """
+    top = cfg.get("eagle_aux_hidden_state_layer_ids")
+    eagle_cfg = cfg.get("eagle_config") if isinstance(cfg.get("eagle_config"), dict) else {}
+    if top:
+        ids, where = list(top), "eagle_aux_hidden_state_layer_ids"
+    elif eagle_cfg.get("layer_ids"):
+        ids, where = list(eagle_cfg["layer_ids"]), "eagle_config.layer_ids"
+    else:
+        ids, where = default_aux_layers(L), "target default (2, L//2, L-3)"
+    captured = sorted({i for i in ids if 0 <= i <= L})
+    return captured, where
+
+
+@steps.add(
+    "d",
+    "Aux hidden states",
+    sources=(AUX_FROM_CONFIG, RUNNER, AUX_CAPTURE, AUX_DEFAULT),
+    codes=("aux.default", "aux.out_of_range", "aux.count", "aux.order", "aux.mismatch"),
+)
+def step_aux(run: EngineRun) -> Iterable[Finding]:
+    """The V2 model runner (the default) reads the draft's top-level
+    ``eagle_aux_hidden_state_layer_ids``, else ``eagle_config["layer_ids"]``, else the target's
+    default (2, L//2, L-3), with an info log only; ids under
+    ``eagle_config.eagle_aux_hidden_state_layer_ids`` (SpecForge, ModelOpt) are not read (the V1
+    runner reads them). The ids index hidden states (0 = embedding output, i = output of layer
+    i-1, valid 0..L); they are sorted and de-duplicated, ids outside 0..L are never captured, and
+    the captured states, concatenated in index order, must fill the ``fc`` input (k × target
+    hidden size)."""
+    ctx = run.ctx
+    d, L = ctx.draft, ctx.target.L
+    if L is None:
+        return
+    cfg = run.config
+    layers, where = captured_layers(d, cfg, L)
+    run.set("aux_layers", layers, where)
+    k = run.get("k")
+    eagle_cfg = cfg.get("eagle_config") if isinstance(cfg.get("eagle_config"), dict) else {}
+    top = list(cfg.get("eagle_aux_hidden_state_layer_ids") or [])
+    nested = list(eagle_cfg.get("eagle_aux_hidden_state_layer_ids") or [])
+    given = top or list(eagle_cfg.get("layer_ids") or [])
+    trained = trained_layers(d, L)
+    if not given:
+        same = trained is not None and sorted(set(trained)) == layers
+        if nested:
+            sev = "info" if same else "error"
+            tail = (
+                "; they equal that default"
+                if same
+                else f"; the draft's ids {nested} are ignored and it drafts from the wrong layers — copy them to a "
+                "top-level eagle_aux_hidden_state_layer_ids"
+                + (f" as hidden-state indices {trained}" if trained is not None else "")
+            )
+            msg = f"aux ids sit only under eagle_config, which vLLM's default (V2) runner does not read: it captures the target's default hidden states {layers}{tail}"
+        else:
+            sev = "info" if same else "warning"
+            msg = (
+                f"draft names no aux layer ids: vLLM captures the target's default hidden states {layers}"
+                + (
+                    "; the draft's format was trained on that default"
+                    if same
+                    else "; if the draft was trained on others acceptance collapses silently — add "
+                    "eagle_aux_hidden_state_layer_ids"
+                )
+            )
+        yield finding(
+            "aux.default",
+            msg,
+            severity=sev,
+            engine=NAME,
+            source=(AUX_FROM_CONFIG, AUX_DEFAULT),
+            layers=layers,
+            L=L,
+            nested_ids=nested,
+        )
+    bad = [i for i in given if not 0 <= i <= L]
+    if bad:
+        yield finding(
+            "aux.out_of_range",
+            f"aux ids {bad} lie outside the target's hidden states 0..{L}: vLLM never captures them, "
+            f"so the draft gets {len(layers)} state(s) where its fc takes {k}; fix the ids",
+            engine=NAME,
+            source=AUX_CAPTURE,
+            ids=given,
+            L=L,
+            captured=layers,
+        )
+    if given and given != sorted(given):
+        yield finding(
+            "aux.order",
+            f"aux ids {given} are not ascending: vLLM captures them in index order {sorted(set(given))}, "
+            "so the fc chunks arrive in another order than the draft was trained with; write them ascending "
+            "(and permute fc's input columns to match)",
+            engine=NAME,
+            source=AUX_CAPTURE,
+            ids=given,
+        )
+    if run.get("use_aux") and len(layers) != k and not bad and fc_fits_k(run):
+        yield finding(
+            "aux.count",
+            f"vLLM captures {len(layers)} aux hidden state(s) {layers} ({where}) but sizes fc for k={k} "
+            f"({run.resolved['k'].origin}): the first forward fails on the fc width; make the captured ids and "
+            "num_aux_hidden_states agree",
+            engine=NAME,
+            source=(AUX_FROM_CONFIG, EAGLE3_MODEL),
+            captured=layers,
+            k=k,
+        )
+    if given and trained is not None and sorted(set(trained)) != layers and not bad:
+        yield finding(
+            "aux.mismatch",
+            f"vLLM captures hidden states {layers} but the draft's format ({d.format}) writes ids for "
+            f"{trained}: if it was trained that way it drafts from the wrong layers and acceptance collapses "
+            f"silently; write top-level eagle_aux_hidden_state_layer_ids {trained} (hidden-state indices)",
+            engine=NAME,
+            source=(AUX_FROM_CONFIG, AUX_CAPTURE, "vLLM PR #43671"),
+            captured=layers,
+            trained_on=trained,
+        )

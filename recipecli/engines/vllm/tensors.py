@@ -1,0 +1,374 @@
+"""vLLM steps e (tensors), f (embedding / head sharing and TP) and g (positions)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from recipecli.codes import finding
+from recipecli.engines.base import (
+    EngineRun,
+)
+from recipecli.engines.common import (
+    heads_ok,
+    no_tensor_findings,
+    optional_shapes,
+    pad64,
+    shape_findings,
+    sharing_row,
+    split_rows,
+    unexpected_tensors,
+)
+from recipecli.engines.vllm.sources import (
+    AUX_CAPTURE,
+    CACHE_ONLY_ROPE_TYPES,
+    DRAFT_TP,
+    EAGLE3_CAUSAL,
+    EAGLE3_LAYER,
+    EAGLE3_LOAD,
+    EAGLE3_MODEL,
+    LOGITS,
+    MAXPOS,
+    NAME,
+    SHARE_EMBED,
+    SHARE_HEAD,
+    VOCAB_PARALLEL,
+    WEIGHTS_LOADER,
+    src,
+    steps,
+)
+from recipecli.findings import Finding
+
+# --------------------------------------------------------------------------- e. tensors
+
+
+def allocated(run: EngineRun) -> dict[str, tuple[int, ...]]:
+    """Checkpoint tensor name -> shape of every weight vLLM's ``Eagle3LlamaForCausalLM`` loads
+    from the checkpoint for the resolved config (after ``load_weights``' renames: ``midlayer.`` is
+    ``layers.0.``; q/k/v and gate/up are checkpoint names before stacking).
+
+    Layer 0: q [nh*hd, 2H], k/v [nkv*hd, 2H] (+ biases with ``attention_bias``), o [H, nh*hd],
+    gate/up [I, H], down [H, I], input_layernorm / hidden_norm / post_attention_layernorm [H];
+    later layers take H inputs. ``fc`` [H, k*Ht] (with aux states), ``input_norm`` [k*Ht]
+    (``norm_before_fc``), ``fc_norm.i`` [Ht] (``fc_norm``), ``norm`` [H], ``lm_head`` [Vd, H],
+    ``d2t`` [Vd] when Vd != V, ``embed_tokens`` [V, H] (optional: shared from the target).
+    """
+    d = run.ctx.draft
+    g = run.get
+    H, nh, nkv, hd, inter = g("H"), g("nh"), g("nkv"), g("hd"), g("I")
+    out: dict[str, tuple[int, ...]] = {}
+    layers = g("layers") or 1
+    for i in range(layers):
+        # layer 0 keeps the checkpoint's naming (midlayer. is mapped to layers.0.); later layers
+        # load only as layers.{i}. (a midlayer.{i}. name would map to layers.0.{i}.)
+        lp = d.layer_prefix if i == 0 else f"layers.{i}."
+        pre = d.tensor_prefix + lp
+        qkv_in = 2 * H if i == 0 else H
+        out[pre + "self_attn.q_proj.weight"] = (nh * hd, qkv_in)
+        out[pre + "self_attn.k_proj.weight"] = (nkv * hd, qkv_in)
+        out[pre + "self_attn.v_proj.weight"] = (nkv * hd, qkv_in)
+        if bool(run.config.get("attention_bias", False)):
+            out[pre + "self_attn.q_proj.bias"] = (nh * hd,)
+            out[pre + "self_attn.k_proj.bias"] = (nkv * hd,)
+            out[pre + "self_attn.v_proj.bias"] = (nkv * hd,)
+        out[pre + "self_attn.o_proj.weight"] = (H, nh * hd)
+        if g("qwen3_layer"):  # Qwen3Attention: per-head RMSNorm of q and k
+            out[pre + "self_attn.q_norm.weight"] = (hd,)
+            out[pre + "self_attn.k_norm.weight"] = (hd,)
+        out[pre + "mlp.gate_proj.weight"] = (inter, H)
+        out[pre + "mlp.up_proj.weight"] = (inter, H)
+        out[pre + "mlp.down_proj.weight"] = (H, inter)
+        for norm in ("input_layernorm", "post_attention_layernorm"):
+            out[pre + norm + ".weight"] = (H,)
+        if i == 0:
+            out[pre + "hidden_norm.weight"] = (H,)
+    p = d.tensor_prefix
+    if g("use_aux"):
+        out[p + "fc.weight"] = (H, g("fc_in"))
+        if g("norm_before_fc"):
+            out[p + "input_norm.weight"] = (g("fc_in"),)
+        if g("fc_norm"):
+            for i in range(g("k")):
+                out[f"{p}fc_norm.{i}.weight"] = (g("Ht"),)
+    out[p + "norm.weight"] = (H,)
+    return out
+
+
+@steps.add(
+    "e",
+    "Tensors",
+    sources=(EAGLE3_CAUSAL, EAGLE3_LAYER, EAGLE3_MODEL, EAGLE3_LOAD, WEIGHTS_LOADER),
+    codes=(
+        "tensor.missing",
+        "tensor.unchecked",
+        "tensor.unexpected",
+        "shape.*",
+        "hidden.mismatch",
+        "vocab.d2t_missing",
+        "vocab.d2t_ignored",
+        "tensor.dropped",
+    ),  # fmt: skip
+)
+def step_tensors(run: EngineRun) -> Iterable[Finding]:
+    """``Eagle3LlamaForCausalLM`` allocates its weights from the resolved config and
+    ``load_weights`` fills them: ``t2d`` is dropped, ``d2t`` becomes ``draft_id_to_target_id``
+    (allocated, as zeros, only when Vd != V), ``midlayer.`` is renamed ``layers.0.``, every other
+    name gets ``model.``; ``AutoWeightsLoader`` raises on a name it has no parameter for and on a
+    shape that does not match. ``load_weights`` returns nothing, so the model loader's check for
+    weights the checkpoint did not provide is skipped: a missing weight stays uninitialised and
+    the draft serves garbage without an error."""
+    ctx = run.ctx
+    tensors = ctx.draft_ck.tensors
+    if not tensors:
+        yield from no_tensor_findings(run, EAGLE3_LOAD)
+        return
+    want = allocated(run)
+    missing = [n for n in want if n not in tensors]
+    if missing:
+        yield finding(
+            "tensor.missing",
+            f"draft lacks {len(missing)} weight(s) vLLM allocates: {', '.join(missing[:6])}"
+            + (" …" if len(missing) > 6 else "")
+            + "; load_weights does not check, so they stay uninitialised and the draft serves garbage; "
+            "re-export the draft with all weights",
+            engine=NAME,
+            source=(EAGLE3_LOAD, EAGLE3_MODEL),
+            missing=missing,
+        )
+    shapes = {**want, **optional_shapes(ctx.draft, run.get("H"), run.get("V"), run.get("Vd"))}
+    yield from shape_findings(
+        run, shapes, NAME, "vLLM", (EAGLE3_LAYER, EAGLE3_MODEL, WEIGHTS_LOADER)
+    )
+    # names vLLM has no parameter for
+    extra = [n for n in unexpected_tensors(ctx) if n not in want]
+    if not run.get("use_aux"):
+        extra += [n for n in tensors if n.endswith("fc.weight")]
+    if extra:
+        shown = ", ".join(extra[:5]) + (" …" if len(extra) > 5 else "")
+        yield finding(
+            "tensor.unexpected",
+            f"vLLM's weights loader has no parameter for {shown}: the load raises "
+            "'There is no module or parameter named ...'; drop or rename them",
+            engine=NAME,
+            source=(EAGLE3_LOAD, WEIGHTS_LOADER),
+            unexpected=extra,
+        )
+    # hidden widths against the target
+    t = ctx.target
+    Ht = run.get("Ht")
+    if t.H is not None and Ht != t.H:
+        yield finding(
+            "hidden.mismatch",
+            f"vLLM feeds the draft's fc target hidden states of width {t.H} but sizes it for "
+            f"{Ht} per state ({run.resolved['Ht'].origin}): this draft was trained for another target",
+            engine=NAME,
+            source=(EAGLE3_MODEL, AUX_CAPTURE),
+            draft_target_hidden=Ht,
+            target_hidden=t.H,
+        )
+    # vocabulary map as vLLM uses it
+    V, Vd = t.V, run.get("Vd")
+    if V is not None and Vd is not None and Vd != V and "d2t" not in tensors:
+        yield finding(
+            "vocab.d2t_missing",
+            f"draft_vocab_size {Vd} != vocab {V} but the draft ships no d2t: vLLM keeps "
+            f"draft_id_to_target_id all zeros and maps draft ids onto target ids 0..{Vd - 1} — it serves "
+            "and accepts almost nothing; re-export with the d2t map",
+            engine=NAME,
+            source=(EAGLE3_CAUSAL, EAGLE3_LOAD, "NeMo Automodel PR #2447"),
+            Vd=Vd,
+            V=V,
+        )
+    if V is not None and Vd == V and "d2t" in tensors:
+        # load_weights renames d2t to draft_id_to_target_id and keeps it (includes_draft_id_mapping),
+        # but with Vd == V that attribute is None, not a parameter: AutoWeightsLoader raises
+        yield finding(
+            "vocab.d2t_ignored",
+            "draft_vocab_size equals the target vocab, so vLLM allocates no draft_id_to_target_id and "
+            "the checkpoint's d2t has no parameter to load into: the load raises ('There is no module or "
+            "parameter named ...'); drop d2t (and t2d), or set draft_vocab_size to the draft head's rows",
+            engine=NAME,
+            source=(EAGLE3_CAUSAL, EAGLE3_LOAD, WEIGHTS_LOADER),
+        )
+    bias = [n for n in tensors if n.endswith("fc.bias")]
+    if bias:
+        yield finding(
+            "tensor.dropped",
+            f"the draft ships {bias[0]}, but vLLM's fc has no bias and its weights loader skips any "
+            "unexpected '.bias' name silently: the draft runs without a trained weight (an EAGLE-1 head?)",
+            engine=NAME,
+            source=(
+                EAGLE3_MODEL,
+                src("vllm/model_executor/models/utils.py", "AutoWeightsLoader.load_weights"),
+            ),
+            dropped=bias,
+        )
+
+
+# --------------------------------------------------------------------------- f. sharing and TP
+
+
+@steps.add(
+    "f",
+    "Embedding / head sharing and TP",
+    sources=(SHARE_EMBED, SHARE_HEAD, VOCAB_PARALLEL, DRAFT_TP, LOGITS),
+    codes=(
+        "embed.width_mismatch",
+        "lm_head.missing",
+        "tp.vocab_indivisible",
+        "tp.heads_indivisible",
+        "draft_tp.invalid",
+    ),  # fmt: skip
+)
+def step_sharing(run: EngineRun) -> Iterable[Finding]:
+    """After loading, the proposer shares the target's embedding when the draft has none and the
+    widths match (a draft embedding is kept unless ``torch.equal`` to the target's, per rank), and
+    the target's ``lm_head`` when the draft has none; with pipeline parallelism the embedding is
+    never shared. ``VocabParallelEmbedding`` pads vocabularies to a multiple of 64 and splits them
+    over TP: the padded size must divide. The draft's TP must be 1 or the target's."""
+    ctx = run.ctx
+    d, t = ctx.draft, ctx.target
+    H = run.get("H")
+    Vd = run.get("Vd")
+    V_draft = run.get("V")
+    if t.V is None or t.H is None:
+        return
+    if not d.has_embed and ctx.draft_ck.tensors and H != t.H:
+        yield finding(
+            "embed.width_mismatch",
+            f"draft has no embed_tokens and its hidden size {H} differs from the target's {t.H}: vLLM "
+            "refuses to share the target's embedding and keeps the draft's uninitialised one — it drafts "
+            f"from garbage; ship the draft's own embed_tokens [{V_draft}, {H}]",
+            engine=NAME,
+            source=SHARE_EMBED,
+            H=H,
+            target_hidden=t.H,
+        )
+    if not d.has_lm_head and ctx.draft_ck.tensors and Vd is not None and Vd != t.V:
+        yield finding(
+            "lm_head.missing",
+            f"no lm_head and draft_vocab_size {Vd} != {t.V}: vLLM shares the target's [{t.V}, {t.H}] head, "
+            "whose logits do not fit the draft's d2t map (compute_logits fails); ship the draft's lm_head",
+            engine=NAME,
+            source=(SHARE_HEAD, LOGITS),
+            Vd=Vd,
+            V=t.V,
+        )
+    for tp in ctx.tps:
+        dtp = ctx.draft_tp_for(tp)
+        if dtp not in (1, tp):
+            yield finding(
+                "draft_tp.invalid",
+                f"draft_tensor_parallel_size {dtp} must be 1 or the target TP {tp}",
+                engine=NAME,
+                tp=tp,
+                source=DRAFT_TP,
+                draft_tp=dtp,
+            )
+            continue
+        items = [("target embedding", t.V, tp)]
+        if d.has_embed or H != t.H:
+            items.append(("draft embedding", V_draft, dtp))
+        if Vd:
+            items.append(("draft lm_head", Vd, dtp))
+        for what, v, n in items:
+            if v and pad64(v) % n:
+                yield finding(
+                    "tp.vocab_indivisible",
+                    f"{what}: padded vocab {pad64(v)} (vocab {v} padded to 64) is not divisible by TP {n}; "
+                    "pick another TP",
+                    engine=NAME,
+                    tp=tp,
+                    source=VOCAB_PARALLEL,
+                    what=what,
+                    vocab=v,
+                    padded=pad64(v),
+                    tp_size=n,
+                )
+        for what, nh, nkv, n in (
+            ("target", t.nh, None if t.mla else t.nkv, tp),
+            ("draft", run.get("nh"), run.get("nkv"), dtp),
+        ):
+            if not heads_ok(nh, nkv, n):
+                yield finding(
+                    "tp.heads_indivisible",
+                    f"{what} attention heads {nh} / KV heads {nkv} do not split over TP {n}",
+                    engine=NAME,
+                    tp=tp,
+                    source=src("vllm/model_executor/models/llama.py", "LlamaAttention.__init__"),
+                    what=what,
+                    heads=nh,
+                    kv_heads=nkv,
+                    tp_size=n,
+                )
+        run.sharing.append(_sharing(run, tp, dtp))
+
+
+def _sharing(run: EngineRun, tp: int, dtp: int):
+    ctx = run.ctx
+    d, t = ctx.draft, ctx.target
+    H = run.get("H")
+    vd = run.get("V") or t.V
+    rows_t, rows_d = split_rows(t.V, tp), split_rows(vd, dtp)
+    shapes = (
+        (rows_t, t.H) if rows_t else None,
+        (rows_d, H) if rows_d else None,
+        (pad64(vd), H),
+    )
+    note = ""
+    if d.has_embed:
+        verdict = "own"
+        note = (
+            "draft ships embed_tokens: vLLM shares only if torch.equal per rank (ranks may disagree, "
+            "vLLM #50158); drop it if byte-identical to the target's"
+        )
+    else:
+        verdict = "share" if H == t.H else "error"
+    head = "own" if d.has_lm_head else ("share" if run.get("Vd") == t.V else "none")
+    rows = {"share": rows_t or 0, "own": rows_d or 0}.get(verdict, 0)
+    width = t.H if verdict == "share" else H
+    return sharing_row(ctx, NAME, tp, shapes, verdict, head, rows, dtp, width or 0, note)
+
+
+# --------------------------------------------------------------------------- g. positions
+
+
+@steps.add("g", "Positions", sources=(MAXPOS,), codes=("maxpos.short",))
+def step_positions(run: EngineRun) -> Iterable[Finding]:
+    """A draft whose ``max_position_embeddings`` is below the target's ``max_model_len`` has it
+    raised to that length (its rotary cache is resized) when every RoPE type it uses only sizes a
+    cache (default, linear, llama3, ntk, proportional) — nothing to do; with another RoPE type
+    (yarn, dynamic, longrope …) vLLM limits the serving length to the draft's instead."""
+    ctx = run.ctx
+    maxpos = run.get("max_position_embeddings")
+    want = ctx.max_model_len or ctx.target.max_position_embeddings
+    if maxpos is None or want is None or maxpos >= want:
+        return
+    rope = run.config.get("rope_parameters") or run.config.get("rope_scaling") or {}
+    rope_type = (
+        (rope.get("rope_type") or rope.get("type") or "default")
+        if isinstance(rope, dict)
+        else "default"
+    )
+    if rope_type not in CACHE_ONLY_ROPE_TYPES:
+        yield finding(
+            "maxpos.short",
+            f"draft max_position_embeddings {maxpos} < serving length {want} with rope_type {rope_type!r}: "
+            f"vLLM does not resize that rotary cache and limits max_model_len to the draft's {maxpos}",
+            severity="warning",
+            engine=NAME,
+            source=MAXPOS,
+            draft=maxpos,
+            serving=want,
+            rope_type=rope_type,
+        )
+        return
+    yield finding(
+        "maxpos.short",
+        f"draft max_position_embeddings {maxpos} ({run.resolved['max_position_embeddings'].origin}) < "
+        f"serving length {want}: vLLM raises it to the target's max_model_len automatically",
+        severity="info",
+        engine=NAME,
+        source=MAXPOS,
+        draft=maxpos,
+        serving=want,
+    )
