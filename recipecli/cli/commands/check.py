@@ -8,6 +8,7 @@ import click
 
 from recipecli.cli.completion import complete_example, complete_hardware, complete_recipe
 from recipecli.cli.hub_option import timeout_option
+from recipecli.cli.params import KERNEL_MODE, TP_SIZES
 from recipecli.cli.terminal import print_json, style
 from recipecli.engines import ENGINES
 from recipecli.errors import EXIT_FINDINGS, EXIT_OK, UsageError
@@ -49,6 +50,7 @@ RECIPE_SETTINGS: tuple[tuple[str, str], ...] = (
 @click.option(
     "--tp",
     "tp",
+    type=TP_SIZES,
     default="1,2,4,8",
     show_default=True,
     help="Target tensor-parallel sizes to check.",
@@ -67,7 +69,7 @@ RECIPE_SETTINGS: tuple[tuple[str, str], ...] = (
 )
 @click.option(
     "--kernel",
-    type=click.Choice(["auto", "cpu", "cuda", "skip"]),
+    type=KERNEL_MODE,
     default="auto",
     show_default=True,
     help="Run the fused RMSNorm kernel against its reference on the draft's own norms: "
@@ -119,7 +121,7 @@ def command(
       recipecli check ./Llama-3.1-8B-Instruct ./EAGLE3-LLaMA3.1-Instruct-8B --engine vllm --tp 1,2
       recipecli check nvidia/MiniMax-M3-NVFP4 Inferact/MiniMax-M3-EAGLE3 --json
     """
-    from recipecli.check import ENGINES, format_result, parse_tps, run_check
+    from recipecli.check import ENGINES, format_result, run_check
     from recipecli.checkpoint import open_checkpoint
     from recipecli.examples import example_pair, list_example_names
 
@@ -152,7 +154,6 @@ def command(
             "missing TARGET and DRAFT (or --example NAME, or --recipe NAME_OR_FILE); "
             "see recipecli check --help"
         )
-    tps = parse_tps(tp)
     engines = ENGINES if engine == "all" else (engine,)
     target_ck = open_checkpoint(target, revision)
     draft_ck = open_checkpoint(draft, draft_revision)
@@ -160,7 +161,7 @@ def command(
         target_ck,
         draft_ck,
         engines=engines,
-        tps=tps,
+        tps=tp,
         draft_tp=draft_tp,
         max_model_len=max_model_len,
         kernel=kernel,

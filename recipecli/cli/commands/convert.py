@@ -4,12 +4,9 @@ from __future__ import annotations
 
 import click
 
+from recipecli.cli.params import AUX_IDS, SHARD_SIZE, TrueFalse
 from recipecli.cli.terminal import print_json
 from recipecli.errors import EXIT_OK
-
-
-def _bool(value: str | None) -> bool | None:
-    return None if value is None else value == "true"
 
 
 @click.command("convert")
@@ -36,7 +33,10 @@ def _bool(value: str | None) -> bool | None:
     "from --target; a local --target needs it unless its config names the repo) or a path.",
 )
 @click.option(
-    "--aux-ids", default=None, help="Aux layer ids, e.g. 1,23,44 (needs --aux-id-convention)."
+    "--aux-ids",
+    type=AUX_IDS,
+    default=None,
+    help="Aux layer ids, e.g. 1,23,44 (needs --aux-id-convention).",
 )
 @click.option(
     "--aux-id-convention",
@@ -47,7 +47,7 @@ def _bool(value: str | None) -> bool | None:
 )
 @click.option(
     "--norm-before-residual",
-    type=click.Choice(["true", "false"]),
+    type=TrueFalse(),
     default=None,
     help="How the draft was trained, when its format does not record it (A/B/C).",
 )
@@ -65,7 +65,13 @@ def _bool(value: str | None) -> bool | None:
     show_default=True,
     help="drop: omit embed_tokens when byte-identical to the target's (needs --target).",
 )
-@click.option("--max-shard-size", default="5GB", show_default=True, help="Largest output shard.")
+@click.option(
+    "--max-shard-size",
+    type=SHARD_SIZE,
+    default="5GB",
+    show_default=True,
+    help="Largest output shard.",
+)
 @click.option(
     "--force",
     is_flag=True,
@@ -101,16 +107,16 @@ def command(
           --target meta-llama/Llama-3.1-8B-Instruct --norm-before-residual false
       recipecli convert ./spec-draft ./flat-draft --to eagle3 --json
     """
-    from recipecli.convert import ConvertOptions, convert, format_result, parse_aux_ids, parse_size
+    from recipecli.convert import ConvertOptions, convert, format_result
 
     opts = ConvertOptions(
         to=to,
-        aux_ids=parse_aux_ids(aux_ids) if aux_ids is not None else None,
+        aux_ids=aux_ids,
         aux_id_convention=aux_id_convention,
-        norm_before_residual=_bool(norm_before_residual),
+        norm_before_residual=norm_before_residual,
         dtype=dtype,
         embed=embed,
-        max_shard_size=parse_size(max_shard_size),
+        max_shard_size=max_shard_size,
         force=force,
         verifier=verifier,
     )

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import click
 
+from recipecli.cli.params import LABELS
 from recipecli.cli.terminal import print_json
 from recipecli.errors import EXIT_FINDINGS, EXIT_OK, UsageError
 from recipecli.findings import has_errors
@@ -19,17 +20,6 @@ from recipecli.report import (
     render_markdown,
 )
 from recipecli.safe_write import prepare_file
-
-
-def _parse_labels(text: str | None) -> tuple[str, str]:
-    if text is None:
-        return DEFAULT_LABELS
-    parts = [p.strip() for p in text.split(",")]
-    if len(parts) != 2 or not all(parts):
-        raise UsageError(
-            f"--labels takes two comma-separated names, e.g. Baseline,'This PR'; got {text!r}"
-        )
-    return parts[0], parts[1]
 
 
 def _globbed(paths) -> list[str]:
@@ -109,7 +99,9 @@ def _input_list(
     help="Also write a PNG bar chart of the relative changes (needs the plot extra: "
     'pip install -e ".[plot]").',
 )
-@click.option("--labels", default=None, help="Column names for A and B, e.g. 'Baseline,This PR'.")
+@click.option(
+    "--labels", type=LABELS, default=None, help="Column names for A and B, e.g. 'Baseline,This PR'."
+)
 @click.option(
     "--eval-a", multiple=True, metavar="FILE", help="lm-eval results JSON of A (repeatable)."
 )
@@ -136,7 +128,7 @@ def command(
     fmt: str,
     as_json: bool,
     plot: str | None,
-    labels: str | None,
+    labels: tuple[str, str] | None,
     eval_a: tuple[str, ...],
     eval_b: tuple[str, ...],
     allow_different_workloads: bool,
@@ -175,7 +167,7 @@ def command(
         base,
         cand,
         gpus=gpus,
-        labels=_parse_labels(labels),
+        labels=labels or DEFAULT_LABELS,
         eval_baseline_paths=eval_a,
         eval_candidate_paths=eval_b,
         allow_different_workloads=allow_different_workloads,

@@ -7,21 +7,9 @@ from __future__ import annotations
 
 import click
 
+from recipecli.cli.params import TOKEN_COUNTS, WIDTHS
 from recipecli.cli.terminal import print_json
 from recipecli.errors import UsageError
-
-
-def _ints(text: str, option: str) -> list[int]:
-    try:
-        values = [int(v) for v in text.split(",") if v.strip() != ""]
-    except ValueError:
-        raise UsageError(
-            f"{option} {text!r}: expected comma-separated integers, e.g. "
-            + ("4096,4096" if option == "--widths" else "0,1,7,64")
-        ) from None
-    if not values or any(v < 0 for v in values):
-        raise UsageError(f"{option} {text!r}: expected non-negative integers")
-    return values
 
 
 def _print_text(rep: dict) -> None:
@@ -65,7 +53,10 @@ def _print_text(rep: dict) -> None:
 )
 @click.option("--revision", default=None, help="Hub revision for --draft.")
 @click.option(
-    "--widths", default=None, help="D1,D2: test these widths with synthesised weights (no --draft)."
+    "--widths",
+    type=WIDTHS,
+    default=None,
+    help="D1,D2: test these widths with synthesised weights (no --draft).",
 )
 @click.option(
     "--chunks",
@@ -76,7 +67,13 @@ def _print_text(rep: dict) -> None:
 @click.option(
     "--dtype", type=click.Choice(["bf16", "fp16", "fp32"]), default=None, help="Override the dtype."
 )
-@click.option("--tokens", default="0,1,7,64,512", show_default=True, help="Token counts N to test.")
+@click.option(
+    "--tokens",
+    type=TOKEN_COUNTS,
+    default="0,1,7,64,512",
+    show_default=True,
+    help="Token counts N to test.",
+)
 @click.option(
     "--device", type=click.Choice(["auto", "cpu", "cuda"]), default="auto", show_default=True
 )
@@ -94,16 +91,14 @@ def command(source, revision, widths, chunks, dtype, tokens, device, seed, as_js
 
     from recipecli import kernelcheck as kc
 
-    token_list = _ints(tokens, "--tokens")
     if chunks is not None and chunks < 1:
         raise UsageError(f"--chunks {chunks}: expected K >= 1")
     if (source is None) == (widths is None):
         raise UsageError("give exactly one of --draft SOURCE or --widths D1,D2")
     if widths is not None:
-        dims = _ints(widths, "--widths")
-        if len(dims) != 2 or 0 in dims:
-            raise UsageError(f"--widths {widths!r}: expected two positive widths D1,D2")
-        norms = kc.synthetic_norms(dims[0], dims[1], chunks, kc.normalise_dtype(dtype or "bf16"))
+        norms = kc.synthetic_norms(
+            widths[0], widths[1], chunks, kc.normalise_dtype(dtype or "bf16")
+        )
     else:
         from recipecli.checkpoint import open_checkpoint
 
@@ -125,7 +120,7 @@ def command(source, revision, widths, chunks, dtype, tokens, device, seed, as_js
                     notes=(*norms.notes, f"--chunks {chunks}: fc_norm synthesised"),
                 )
     dev = kc.resolve_device(device)
-    results = kc.run_cases(norms, token_list, dev, seed=seed)
+    results = kc.run_cases(norms, list(tokens), dev, seed=seed)
     rep = kc.report(norms, results, dev)
     if as_json:
         print_json(rep)

@@ -1,0 +1,188 @@
+"""click ``ParamType``\\ s: option strings parsed into the values the library takes.
+
+The library never parses a command-line string; a command declares ``type=TP_SIZES`` (…) and
+receives a ``tuple[int, ...]``, bytes, a pair of labels or a bool. A bad value stops the command
+before it does any work with one line naming the option, exit 2: :class:`OptionType` raises
+:class:`recipecli.errors.UsageError` (mapped in :func:`recipecli.cli.main`), worded ``--tp '1,x':
+expected …``, as the commands said before these types existed.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import click
+
+from recipecli.errors import UsageError
+
+
+def option_name(param: click.Parameter | None) -> str:
+    """The option as users type it (its first ``--long`` name), for messages."""
+    if param is None:
+        return "value"
+    opts = getattr(param, "opts", None) or [param.name or "value"]
+    return next((o for o in opts if o.startswith("--")), opts[0])
+
+
+class OptionType(click.ParamType):
+    """Base of recipecli's option types: :meth:`fail` raises the library's one-line
+    :class:`~recipecli.errors.UsageError` (exit 2) instead of click's ``BadParameter``."""
+
+    #: the metavar ``--help`` shows: TEXT, as for the plain string options these types replaced
+    name = "text"
+
+    def fail(
+        self, message: str, param: click.Parameter | None = None, ctx: click.Context | None = None
+    ) -> Any:
+        raise UsageError(message)
+
+
+class TensorParallelSizes(OptionType):
+    """``--tp 1,2,4,8``: comma-separated positive integers -> ``tuple[int, ...]``, first
+    occurrence order, duplicates dropped (``2,2,1`` -> ``(2, 1)``). Every entry must be an
+    integer (``1,,2`` is refused)."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, tuple):
+            return value
+        text = str(value)
+        bad = f"{option_name(param)} {text!r}: expected comma-separated positive integers, e.g. 1,2,4,8"
+        try:
+            sizes = tuple(int(x) for x in text.split(","))
+        except ValueError:
+            self.fail(bad, param, ctx)
+        if not sizes or any(t < 1 for t in sizes):
+            self.fail(bad, param, ctx)
+        return tuple(dict.fromkeys(sizes))
+
+
+class LayerIds(OptionType):
+    """``--aux-ids 1,23,44``: comma-separated non-negative layer ids -> ``tuple[int, ...]``, in
+    the order given (empty entries between commas are skipped; at least one id)."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, tuple):
+            return value
+        text = str(value)
+        try:
+            ids = tuple(int(x) for x in text.split(",") if x.strip())
+        except ValueError:
+            ids = ()
+        if not ids or any(i < 0 for i in ids):
+            self.fail(
+                f"{option_name(param)} {text!r}: expected comma-separated layer ids, e.g. 1,23,44",
+                param,
+                ctx,
+            )
+        return ids
+
+
+class Counts(OptionType):
+    """Comma-separated non-negative integers -> ``tuple[int, ...]`` (``--tokens 0,1,7,64``),
+    blank entries skipped; with ``pair``, exactly two positive ones (``--widths D1,D2``).
+
+    Args:
+        example: the example the message gives for a non-integer entry.
+        pair: two positive integers (D1,D2).
+    """
+
+    def __init__(self, example: str, *, pair: bool = False):
+        self.example = example
+        self.pair = pair
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, tuple):
+            return value
+        text, flag = str(value), option_name(param)
+        try:
+            values = tuple(int(v) for v in text.split(",") if v.strip() != "")
+        except ValueError:
+            self.fail(
+                f"{flag} {text!r}: expected comma-separated integers, e.g. {self.example}",
+                param,
+                ctx,
+            )
+        if not values or any(v < 0 for v in values):
+            self.fail(f"{flag} {text!r}: expected non-negative integers", param, ctx)
+        if self.pair and (len(values) != 2 or 0 in values):
+            self.fail(f"{flag} {text!r}: expected two positive widths D1,D2", param, ctx)
+        return values
+
+
+#: Bytes per unit of :class:`ByteSize`: decimal units are powers of 1000, as Hugging Face's
+#: ``save_pretrained(max_shard_size=...)`` reads them; binary units (KiB …) powers of 1024.
+SIZE_UNITS: dict[str, int] = {
+    "B": 1,
+    "KB": 10**3,
+    "MB": 10**6,
+    "GB": 10**9,
+    "TB": 10**12,
+    "KIB": 2**10,
+    "MIB": 2**20,
+    "GIB": 2**30,
+    "TIB": 2**40,
+}
+_SIZE = re.compile(r"\s*(\d+(?:\.\d+)?)\s*([KMGT]i?B|B)?\s*", re.IGNORECASE)
+
+
+class ByteSize(OptionType):
+    """``--max-shard-size 5GB`` (``500MB``, ``2GiB``, ``1.5GB``, ``1000000``) -> a positive
+    ``int`` of bytes (:data:`SIZE_UNITS`; no unit = bytes; case-insensitive)."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, int):
+            return value
+        text, flag = str(value), option_name(param)
+        m = _SIZE.fullmatch(text)
+        if not m:
+            self.fail(f"{flag} {text!r}: expected a size such as 5GB, 500MB or 2GiB", param, ctx)
+        size = int(float(m.group(1)) * SIZE_UNITS[(m.group(2) or "B").upper()])
+        if size <= 0:
+            self.fail(f"{flag} {text!r}: must be positive", param, ctx)
+        return size
+
+
+class LabelPair(OptionType):
+    """``--labels 'Baseline,This PR'`` -> two non-empty names (spaces around them dropped)."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, tuple):
+            return value
+        parts = [p.strip() for p in str(value).split(",")]
+        if len(parts) != 2 or not all(parts):
+            self.fail(
+                f"{option_name(param)} takes two comma-separated names, e.g. Baseline,'This PR'; "
+                f"got {value!r}",
+                param,
+                ctx,
+            )
+        return parts[0], parts[1]
+
+
+class TrueFalse(click.Choice):
+    """``true`` or ``false`` (exactly these words, unlike click's BOOL) -> ``bool``."""
+
+    def __init__(self) -> None:
+        super().__init__(["true", "false"])
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, bool):
+            return value
+        return super().convert(value, param, ctx) == "true"
+
+
+TP_SIZES = TensorParallelSizes()
+"""``check --tp``."""
+AUX_IDS = LayerIds()
+"""``convert --aux-ids``."""
+TOKEN_COUNTS = Counts("0,1,7,64")
+"""``verify-kernel --tokens``."""
+WIDTHS = Counts("4096,4096", pair=True)
+"""``verify-kernel --widths``."""
+SHARD_SIZE = ByteSize()
+"""``convert --max-shard-size``."""
+LABELS = LabelPair()
+"""``report --labels``."""
+KERNEL_MODE = click.Choice(["auto", "cpu", "cuda", "skip"])
+"""``check --kernel``: auto = CUDA if present, else Triton's CPU interpreter; skip = none."""
