@@ -431,7 +431,38 @@ def test_cache_mode_never_reaches_the_network(tmp_path, monkeypatch):
         "Offline check: checkpoints not available offline "
         "(`Qwen/Qwen3-30B-A3B`, `RedHatAI/Qwen3-30B-A3B-speculator.eagle3`)."
     ) in text
-    assert "HF_HUB_OFFLINE" not in os.environ  # restored
+    assert "HF_HUB_OFFLINE" not in os.environ  # never set: docs passes offline=True instead
+
+
+def test_docs_passes_offline_down_and_leaves_the_environment_alone(tmp_path, monkeypatch):
+    # the check section and rendering open checkpoints with offline=True (cache mode) while the
+    # process environment keeps what the user set, even HF_HUB_OFFLINE=0
+    import recipecli.checkpoint.hub as hub
+
+    seen = []
+    real = hub.load_repo
+
+    def spy(repo_id, revision, **kwargs):
+        seen.append((repo_id, kwargs.get("offline"), os.environ.get("HF_HUB_OFFLINE")))
+        return real(repo_id, revision, **kwargs)
+
+    def no_network(*args, **kwargs):
+        raise AssertionError("docs reached the Hub")
+
+    monkeypatch.setattr("recipecli.checkpoint.resolve.load_repo", spy)
+    monkeypatch.setattr(hub, "load_from_hub", no_network)
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    monkeypatch.delenv("HF_HUB_CACHE", raising=False)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "0")
+    data = yaml.safe_load((REPO / "recipecli/data/recipes/llama3.1-8b-eagle3.yaml").read_text())
+    data.update(name="uncached", target="someorg/target", draft="someorg/draft")
+    data.pop("hardware", None)
+    data.pop("default_hardware", None)
+    path = tmp_path / "uncached.yaml"
+    path.write_text(yaml.safe_dump(data))
+    text = recipe_page(load_recipe(str(path)), ("vllm",), out_dir=tmp_path, checkpoints="cache")
+    assert "not available offline" in text
+    assert sorted(seen) == [("someorg/draft", True, "0"), ("someorg/target", True, "0")]
 
 
 def test_user_recipe_values_are_data(tmp_path):
@@ -563,7 +594,7 @@ def test_render_of_unknown_target_config_stays_offline(tmp_path, monkeypatch):
     path.write_text(yaml.safe_dump(data))
     with pytest.raises(RecipeError, match="someorg/unknown-model"):
         generate(collect_recipes([str(path)]), tmp_path / "o", DocsOptions(checkpoints="cache"))
-    assert "HF_HUB_OFFLINE" not in os.environ
+    assert "HF_HUB_OFFLINE" not in os.environ  # never set
 
 
 def test_templates_override(tmp_path):
