@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 from recipecli.codes import finding
 from recipecli.engines.base import (
@@ -60,11 +60,32 @@ def step_config(run: EngineRun) -> Iterable[Finding]:
     (no one-layer limit) and reads ``config.draft_vocab_size`` as an attribute: a config without
     the key fails with ``AttributeError``, a null one borrows the target's head. The MLA draft
     (``Eagle3DeepseekV2ForCausalLM``) reads everything with defaults and requires one layer."""
-    ctx = run.ctx
-    d = ctx.draft
-    cfg = ctx.draft_ck.config
-    ec = _eagle_config(cfg)
+    yield from _draft_config(run)
+    if run.stop:
+        return
+    yield from _widths(run)
+    if run.stop:
+        return
+    _aux_count(run)
+    yield from _norm_flags(run)
+    d = run.ctx.draft
     mla = d.attention == "MLA"
+    layers = run.get("layers")
+    if mla and layers != 1:
+        yield finding(
+            "draft.layers",
+            f"SGLang's MLA EAGLE3 draft raises 'EAGLE3 currently only supports 1 layer': "
+            f"num_hidden_layers is {run.resolved['layers'].show()}; set it to 1",
+            engine=NAME,
+            source=MLA_DRAFT,
+            num_hidden_layers=layers,
+        )
+
+
+def _draft_config(run: EngineRun) -> Iterator[Finding]:
+    """The draft's config class (transformers' ``AutoConfig``) and its geometry with the class
+    defaults; sets ``run.stop`` when ``get_config`` fails."""
+    cfg = run.ctx.draft_ck.config
     model_type = str(cfg.get("model_type") or "")
     if not model_type:
         yield missing_model_type(run, GET_CONFIG)
@@ -90,6 +111,14 @@ def step_config(run: EngineRun) -> Iterable[Finding]:
         yield from refused
         run.stop = "config"
         return
+
+
+def _widths(run: EngineRun) -> Iterator[Finding]:
+    """``target_hidden_size`` and ``draft_vocab_size`` as SGLang's drafts read them (and whether
+    the head is borrowed from the target)."""
+    d = run.ctx.draft
+    cfg = run.ctx.draft_ck.config
+    mla = d.attention == "MLA"
     H = run.get("H")
     # target_hidden_size: hasattr -> value (Llama draft); getattr(...) or hidden_size (MLA draft)
     if "target_hidden_size" in cfg and cfg["target_hidden_size"] is None and not mla:
@@ -131,7 +160,14 @@ def step_config(run: EngineRun) -> Iterable[Finding]:
             engine=NAME,
             source=DRAFT_INIT,
         )
-    # k
+
+
+def _aux_count(run: EngineRun) -> None:
+    """k (the number of aux hidden states ``fc`` takes), the ``fc`` input width and bias, and
+    whether aux hidden states are used at all."""
+    cfg = run.ctx.draft_ck.config
+    ec = _eagle_config(cfg)
+    mla = run.ctx.draft.attention == "MLA"
     ids = ec.get("eagle_aux_hidden_state_layer_ids")
     top = cfg.get("eagle_aux_hidden_state_layer_ids")
     if cfg.get("num_aux_hidden_states") is not None and not mla:
@@ -151,7 +187,14 @@ def step_config(run: EngineRun) -> Iterable[Finding]:
         bool(ec.get("use_aux_hidden_state", True)),
         "eagle_config.use_aux_hidden_state" if "use_aux_hidden_state" in ec else "default (true)",
     )
-    # norm flags
+
+
+def _norm_flags(run: EngineRun) -> Iterator[Finding]:
+    """The norm flags where SGLang reads them (``norm_before_fc`` from ``eagle_config`` first, the
+    others from the top level; ``norm_before_residual`` never)."""
+    d = run.ctx.draft
+    cfg = run.ctx.draft_ck.config
+    ec = _eagle_config(cfg)
     if "norm_before_fc" in ec:
         run.set("norm_before_fc", bool(ec["norm_before_fc"]), "eagle_config.norm_before_fc")
     else:
@@ -188,16 +231,6 @@ def step_config(run: EngineRun) -> Iterable[Finding]:
             engine=NAME,
             source=DRAFT_LAYER,
             source_key=d.sources.get("norm_before_residual"),
-        )
-    layers = run.get("layers")
-    if mla and layers != 1:
-        yield finding(
-            "draft.layers",
-            f"SGLang's MLA EAGLE3 draft raises 'EAGLE3 currently only supports 1 layer': "
-            f"num_hidden_layers is {run.resolved['layers'].show()}; set it to 1",
-            engine=NAME,
-            source=MLA_DRAFT,
-            num_hidden_layers=layers,
         )
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 from recipecli.codes import finding
 from recipecli.draft import DraftModel
@@ -80,10 +80,26 @@ def step_config(run: EngineRun) -> Iterable[Finding]:
     ``hidden_size``) as the width of each; ``norm_before_fc`` from ``eagle_config`` first, then
     the top level; ``fc_norm``, ``norm_output`` and ``norm_before_residual`` from the top level
     only."""
+    yield from _draft_config(run)
+    if run.stop:
+        return
+    yield from _widths(run)
+    if run.stop:
+        return
+    _aux_count(run)
+    yield from _norm_flags(run)
+
+
+def _eagle_config(cfg: dict) -> dict:
+    return cfg.get("eagle_config") if isinstance(cfg.get("eagle_config"), dict) else {}
+
+
+def _draft_config(run: EngineRun) -> Iterator[Finding]:
+    """The config class vLLM builds for the draft (``SpeculatorsConfig`` or ``EAGLEConfig``) and
+    its geometry with that class's defaults; sets ``run.stop`` when vLLM refuses the draft."""
     ctx = run.ctx
-    d = ctx.draft
     raw = ctx.draft_ck.config
-    speculators = d.format == "D"
+    speculators = ctx.draft.format == "D"
     run.set("speculators", speculators, "speculators_model_type" if speculators else "absent")
     cfg = run.config = speculators_hf_config(raw) if speculators else dict(raw)
     if speculators:
@@ -147,6 +163,12 @@ def step_config(run: EngineRun) -> Iterable[Finding]:
         yield from refused
         run.stop = "config"
         return
+
+
+def _widths(run: EngineRun) -> Iterator[Finding]:
+    """``draft_vocab_size`` and ``target_hidden_size`` as vLLM's draft model reads them."""
+    cfg = run.config
+    speculators = run.get("speculators")
     H = run.get("H")
     # draft_vocab_size: Eagle3LlamaForCausalLM.__init__ defaults it to vocab_size
     if cfg.get("draft_vocab_size") is not None:
@@ -169,7 +191,14 @@ def step_config(run: EngineRun) -> Iterable[Finding]:
         run.set("Ht", int(cfg["target_hidden_size"]), "config: target_hidden_size")
     else:
         run.set("Ht", H, "LlamaModel.__init__: target_hidden_size absent, = hidden_size")
-    eagle_cfg = cfg.get("eagle_config") if isinstance(cfg.get("eagle_config"), dict) else {}
+
+
+def _aux_count(run: EngineRun) -> None:
+    """k, the number of aux hidden states the draft's ``fc`` takes (Llama and Qwen3 drafts count
+    differently), and the ``fc`` input width."""
+    cfg = run.config
+    d = run.ctx.draft
+    eagle_cfg = _eagle_config(cfg)
     use_aux = bool(eagle_cfg.get("use_aux_hidden_state", True))
     run.set(
         "use_aux",
@@ -179,7 +208,7 @@ def step_config(run: EngineRun) -> Iterable[Finding]:
         else "LlamaModel.__init__ default (true)",
     )
     # the draft class: Eagle3Qwen3ForCausalLM (qwen3_eagle3.py) counts k differently
-    arch = draft_architecture(cfg, d, model_type)[0]
+    arch = draft_architecture(cfg, d, run.get("model_type"))[0]
     module = (_registry()["eagle3_drafts"].get(arch) or ["", ""])[0]
     qwen3 = module.endswith("qwen3_eagle3")
     run.set("qwen3_layer", qwen3, f"{arch} -> {module or 'unregistered'}")
@@ -201,7 +230,15 @@ def step_config(run: EngineRun) -> Iterable[Finding]:
     else:
         run.set("k", 3, "LlamaModel.__init__ default (3; top-level ids are not counted)")
     run.set("fc_in", run.get("Ht") * run.get("k"), "target_hidden_size * k")
-    # norm flags
+
+
+def _norm_flags(run: EngineRun) -> Iterator[Finding]:
+    """The norm flags, read where vLLM reads them (``norm_before_fc`` from ``eagle_config`` first,
+    the others from the top level only)."""
+    cfg = run.config
+    raw = run.ctx.draft_ck.config
+    speculators = run.get("speculators")
+    eagle_cfg = _eagle_config(cfg)
     if "norm_before_fc" in eagle_cfg:
         run.set("norm_before_fc", bool(eagle_cfg["norm_before_fc"]), "eagle_config.norm_before_fc")
     else:
