@@ -257,6 +257,37 @@ def _split(
     return items, top, conflicts
 
 
+@dataclass
+class _Placing:
+    """The state of one :func:`place_overrides` run: the target's text config and its path,
+    the merged text and wrapper keys (with the source each came from) and the findings."""
+
+    engine: str
+    config: Mapping[str, Any] | None
+    text_config: Mapping[str, Any] | None
+    path: tuple[str, ...]
+    force: bool
+    findings: list[Finding] = field(default_factory=list)
+    text: dict[str, Any] = field(default_factory=dict)
+    top: dict[str, Any] = field(default_factory=dict)
+    where_of: dict[str, OverrideSource] = field(default_factory=dict)
+
+    def add(self, code: str, severity: str, key: str, message: str, src: OverrideSource) -> None:
+        """One finding about ``key`` from ``src`` (source: its place; the engine's rule)."""
+        if src.where.startswith("--set ") and message.startswith(src.label + ": "):
+            message = message[len(src.label) + 2 :]  # the --set text already says where
+        self.findings.append(
+            Finding(
+                code,
+                severity,  # type: ignore[arg-type]
+                self.engine,  # type: ignore[arg-type]
+                message,
+                evidence={"key": key, "from": src.label},
+                source=f"{src.where}; {RULES[self.engine]}",
+            )
+        )
+
+
 def place_overrides(
     engine: str,
     sources: Sequence[OverrideSource],
@@ -268,7 +299,7 @@ def place_overrides(
     """Merge override sources and place them where ``engine`` reads them for this target.
 
     Args:
-        engine: ``vllm`` or ``tokenspeed``.
+        engine: ``vllm``, ``tokenspeed`` or ``sglang``.
         sources: lowest first (see the module docstring).
         config: the target's ``config.json`` (None: unknown — keys are taken as text keys, flat,
             and only the engine-flag check runs).
@@ -283,180 +314,202 @@ def place_overrides(
     from recipecli.checkpoint.textconfig import resolve_text_config
 
     resolved = resolve_text_config(config) if config is not None else None
-    text_config = resolved.config if resolved is not None else None
-    path = resolved.path if resolved is not None else ()
-    rule = RULES[engine]
-    findings: list[Finding] = []
-    text: dict[str, Any] = {}
-    top: dict[str, Any] = {}
-    where_of: dict[str, OverrideSource] = {}
-
-    def add(code: str, severity: str, key: str, message: str, src: OverrideSource) -> None:
-        if src.where.startswith("--set ") and message.startswith(src.label + ": "):
-            message = message[len(src.label) + 2 :]  # the --set text already says where
-        findings.append(
-            Finding(
-                code,
-                severity,  # type: ignore[arg-type]
-                engine,  # type: ignore[arg-type]
-                message,
-                evidence={"key": key, "from": src.label},
-                source=f"{src.where}; {rule}",
-            )
-        )
-
+    state = _Placing(
+        engine,
+        config,
+        resolved.config if resolved is not None else None,
+        resolved.path if resolved is not None else (),
+        force,
+    )
     for src in sources:
-        if src.value is None or src.value is False:
-            text.clear()
-            top.clear()
-            where_of.clear()
+        _take_source(state, src)
+    for key in list(state.text):
+        src = state.where_of[key]
+        if _refuse_text_key(state, key, src, known):
+            if not force:
+                state.text.pop(key)
             continue
-        for key in src.remove:
-            text.pop(key, None)
-            top.pop(key, None)
-        items, wrapper_part, conflicts = _split(src, path, config, text_config)
-        for key in conflicts:
-            add(
-                "recipe.override_conflict",
-                "error",
-                key,
-                f"{src.label} gives {key} both flat and under {'.'.join(path)} with different "
-                f"values: keep one",
-                src,
-            )
-        for key, value, flat in items:
-            text.pop(key, None)  # last wins, and the key moves to the end
-            text[key] = value
-            where_of[key] = src
-            if flat and path and engine == "vllm":
-                add(
-                    "recipe.override_placed",
-                    "info",
-                    key,
-                    f"{src.label}: {key} is rendered under {'.'.join(path)}: vLLM sets flat keys "
-                    f"on the {config.get('model_type', 'wrapper')} wrapper config, where the text "
-                    f"model does not read them",
-                    src,
-                )
-        if engine == "tokenspeed" and path and not src.text_only and path[0] in src.value:
+        _warn_text_key(state, key, src, known)
+    for key in list(state.top):
+        src = state.where_of["\0" + key]
+        if key in E.ENGINE_FLAG_KEYS:
+            _engine_flag_finding(state, key, src)
+            if not force:
+                state.top.pop(key)
+
+    if engine == "sglang":
+        return _place_sglang(
+            state.text,
+            state.top,
+            state.path,
+            config,
+            state.where_of,
+            state.add,
+            force,
+            state.findings,
+        )
+    if engine == "vllm":
+        value: dict[str, Any] = dict(state.top)
+        if state.text:
+            _merge_into(value, _nest(state.path, state.text))
+        return Placed(value, state.text, state.top, tuple(state.findings))
+    return _place_tokenspeed(state)
+
+
+def _take_source(state: _Placing, src: OverrideSource) -> None:
+    """Merge one source into ``state`` (a ``false``/``null`` source clears what came before)."""
+    text, top, where_of, add, path = state.text, state.top, state.where_of, state.add, state.path
+    engine, config = state.engine, state.config
+    if src.value is None or src.value is False:
+        text.clear()
+        top.clear()
+        where_of.clear()
+        return
+    for key in src.remove:
+        text.pop(key, None)
+        top.pop(key, None)
+    items, wrapper_part, conflicts = _split(src, path, config, state.text_config)
+    for key in conflicts:
+        add(
+            "recipe.override_conflict",
+            "error",
+            key,
+            f"{src.label} gives {key} both flat and under {'.'.join(path)} with different "
+            f"values: keep one",
+            src,
+        )
+    for key, value, flat in items:
+        text.pop(key, None)  # last wins, and the key moves to the end
+        text[key] = value
+        where_of[key] = src
+        if flat and path and engine == "vllm":
             add(
                 "recipe.override_placed",
                 "info",
-                path[0],
-                f"{src.label}: keys under {'.'.join(path)} are rendered flat: tokenspeed applies "
-                f"--hf-overrides to the text config itself",
+                key,
+                f"{src.label}: {key} is rendered under {'.'.join(path)}: vLLM sets flat keys "
+                f"on the {config.get('model_type', 'wrapper')} wrapper config, where the text "
+                f"model does not read them",
                 src,
             )
-        for key, value in wrapper_part.items():
-            top.pop(key, None)
-            top[key] = value
-            where_of["\0" + key] = src
+    if engine == "tokenspeed" and path and not src.text_only and path[0] in src.value:
+        add(
+            "recipe.override_placed",
+            "info",
+            path[0],
+            f"{src.label}: keys under {'.'.join(path)} are rendered flat: tokenspeed applies "
+            f"--hf-overrides to the text config itself",
+            src,
+        )
+    for key, value in wrapper_part.items():
+        top.pop(key, None)
+        top[key] = value
+        where_of["\0" + key] = src
 
-    # checks on the merged keys
-    for key in list(text):
-        src = where_of[key]
-        if key in E.ENGINE_FLAG_KEYS:
-            add(
-                "recipe.override_is_engine_flag",
-                "error",
-                key,
-                f"{src.label}: {key} is an engine flag, not a model-config field: the engine "
-                f"ignores it inside --hf-overrides; set serve.{key} or the engine arg instead",
-                src,
-            )
-            if not force:
-                text.pop(key)
-            continue
-        if engine == "sglang" and key in WRAPPER_KEYS and config is not None:
-            add(
-                "recipe.override_breaks_draft",
-                "error",
-                key,
-                f"{src.label}: SGLang applies --json-model-override-args to the draft config "
-                f"too: on this plain target a {key} key sets a {key} dict on both configs, and "
-                f"get_hf_text_config then fails at start-up (no num_attention_heads); give the "
-                f"text-config keys flat",
-                src,
-            )
-            if not force:
-                text.pop(key)
-            continue
-        if engine == "tokenspeed" and key in WRAPPER_KEYS and config is not None:
-            add(
-                "recipe.override_breaks_draft",
-                "error",
-                key,
-                f"{src.label}: tokenspeed applies --hf-overrides to the draft config too, flat: "
-                f"a {key} key sets that attribute on the draft's LlamaConfig, and tokenspeed's "
-                f"get_hf_text_config then fails at startup ('text_config must define "
-                f"num_attention_heads'); give the text-config keys flat",
-                src,
-            )
-            if not force:
-                text.pop(key)
-            continue
-        if text_config is not None and key not in text_config and key not in known:
-            if key in BASE_CONFIG_FIELDS:
-                pass
-            elif config is not None and "auto_map" not in config:
-                cls = config.get("architectures", ["the target's config"])
-                add(
-                    "recipe.override_unknown_key",
-                    "error",
-                    key,
-                    f"{src.label}: {key} is not a field of the target's text config "
-                    f"(model_type {text_config.get('model_type', config.get('model_type'))!r}, "
-                    f"{cls[0] if isinstance(cls, list) and cls else cls}): no code reads it; "
-                    f"fix the name, or list it in text_overrides_known_keys if the model code "
-                    f"does read it",
-                    src,
-                )
-                if not force:
-                    text.pop(key)
-                continue
-            else:
-                inside = f" ({'.'.join(path)})" if path else ""
-                add(
-                    "recipe.override_absent",
-                    "warning",
-                    key,
-                    f"{src.label}: {key} is not in the target's text config{inside} (the model "
-                    f"code may still read it: if it does, list it in text_overrides_known_keys)",
-                    src,
-                )
-        if engine == "tokenspeed" and key in E.TOKENSPEED_DRAFT_SHARED_KEYS:
-            add(
-                "recipe.override_hits_draft",
-                "warning",
-                key,
-                f"{src.label}: tokenspeed applies --hf-overrides to the draft config too: "
-                f"overriding {key} breaks the EAGLE3 draft",
-                src,
-            )
-    for key in list(top):
-        src = where_of["\0" + key]
-        if key in E.ENGINE_FLAG_KEYS:
-            add(
-                "recipe.override_is_engine_flag",
-                "error",
-                key,
-                f"{src.label}: {key} is an engine flag, not a model-config field: the engine "
-                f"ignores it inside --hf-overrides; set serve.{key} or the engine arg instead",
-                src,
-            )
-            if not force:
-                top.pop(key)
 
-    if engine == "sglang":
-        return _place_sglang(text, top, path, config, where_of, add, force, findings)
+def _engine_flag_finding(state: _Placing, key: str, src: OverrideSource) -> None:
+    state.add(
+        "recipe.override_is_engine_flag",
+        "error",
+        key,
+        f"{src.label}: {key} is an engine flag, not a model-config field: the engine "
+        f"ignores it inside --hf-overrides; set serve.{key} or the engine arg instead",
+        src,
+    )
 
-    if engine == "vllm":
-        value: dict[str, Any] = dict(top)
-        if text:
-            _merge_into(value, _nest(path, text))
-        return Placed(value, text, top, tuple(findings))
 
-    # tokenspeed: flat, on the config get_hf_text_config returns
+def _refuse_text_key(
+    state: _Placing, key: str, src: OverrideSource, known: Collection[str]
+) -> bool:
+    """An error for a merged text key the engine would drop or that breaks its draft (True:
+    the key is left out of the value unless ``force``)."""
+    engine, config, text_config, add = state.engine, state.config, state.text_config, state.add
+    if key in E.ENGINE_FLAG_KEYS:
+        _engine_flag_finding(state, key, src)
+        return True
+    if engine == "sglang" and key in WRAPPER_KEYS and config is not None:
+        add(
+            "recipe.override_breaks_draft",
+            "error",
+            key,
+            f"{src.label}: SGLang applies --json-model-override-args to the draft config "
+            f"too: on this plain target a {key} key sets a {key} dict on both configs, and "
+            f"get_hf_text_config then fails at start-up (no num_attention_heads); give the "
+            f"text-config keys flat",
+            src,
+        )
+        return True
+    if engine == "tokenspeed" and key in WRAPPER_KEYS and config is not None:
+        add(
+            "recipe.override_breaks_draft",
+            "error",
+            key,
+            f"{src.label}: tokenspeed applies --hf-overrides to the draft config too, flat: "
+            f"a {key} key sets that attribute on the draft's LlamaConfig, and tokenspeed's "
+            f"get_hf_text_config then fails at startup ('text_config must define "
+            f"num_attention_heads'); give the text-config keys flat",
+            src,
+        )
+        return True
+    if (
+        text_config is not None
+        and key not in text_config
+        and key not in known
+        and key not in BASE_CONFIG_FIELDS
+        and config is not None
+        and "auto_map" not in config
+    ):
+        cls = config.get("architectures", ["the target's config"])
+        add(
+            "recipe.override_unknown_key",
+            "error",
+            key,
+            f"{src.label}: {key} is not a field of the target's text config "
+            f"(model_type {text_config.get('model_type', config.get('model_type'))!r}, "
+            f"{cls[0] if isinstance(cls, list) and cls else cls}): no code reads it; "
+            f"fix the name, or list it in text_overrides_known_keys if the model code "
+            f"does read it",
+            src,
+        )
+        return True
+    return False
+
+
+def _warn_text_key(state: _Placing, key: str, src: OverrideSource, known: Collection[str]) -> None:
+    """Warnings for a merged text key that is rendered: absent from a remote-code config, or a
+    size tokenspeed applies to its draft too."""
+    text_config, path, add = state.text_config, state.path, state.add
+    if (
+        text_config is not None
+        and key not in text_config
+        and key not in known
+        and key not in BASE_CONFIG_FIELDS
+    ):
+        inside = f" ({'.'.join(path)})" if path else ""
+        add(
+            "recipe.override_absent",
+            "warning",
+            key,
+            f"{src.label}: {key} is not in the target's text config{inside} (the model "
+            f"code may still read it: if it does, list it in text_overrides_known_keys)",
+            src,
+        )
+    if state.engine == "tokenspeed" and key in E.TOKENSPEED_DRAFT_SHARED_KEYS:
+        add(
+            "recipe.override_hits_draft",
+            "warning",
+            key,
+            f"{src.label}: tokenspeed applies --hf-overrides to the draft config too: "
+            f"overriding {key} breaks the EAGLE3 draft",
+            src,
+        )
+
+
+def _place_tokenspeed(state: _Placing) -> Placed:
+    """tokenspeed's placement: flat, on the config ``get_hf_text_config`` returns; wrapper keys
+    cannot be reached (``recipe.override_dropped``)."""
+    text, top, where_of, add = state.text, state.top, state.where_of, state.add
+    config, path, force = state.config, state.path, state.force
     ts_path = tokenspeed_text_path(config) if config is not None else path
     value = dict(text)
     if config is not None and ts_path != path and text:
@@ -485,7 +538,7 @@ def place_overrides(
         )
         if force:
             value[key] = item
-    return Placed(value, text, top, tuple(findings))
+    return Placed(value, text, top, tuple(state.findings))
 
 
 def _place_sglang(
