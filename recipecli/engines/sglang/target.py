@@ -159,54 +159,10 @@ def step_aux(run: EngineRun) -> Iterable[Finding]:
     trained = trained_layers(d, L)
     top = cfg.get("eagle_aux_hidden_state_layer_ids")
     if ids is None:
-        same = trained is not None and sorted(set(trained)) == layers
-        named_other = bool(top) and not same
-        yield finding(
-            "aux.default",
-            (
-                f"SGLang reads aux ids only from eagle_config and ignores the top-level ids {list(top)}: "
-                f"it captures the target's default hidden states {layers}"
-                if top
-                else f"draft names no aux layer ids: SGLang captures the target's default hidden states {layers}"
-            )
-            + (
-                "; the draft's format was trained on that default"
-                if same
-                else (
-                    "; the draft was trained on others, so it drafts from the wrong layers — move the ids "
-                    'into "eagle_config": {"eagle_aux_hidden_state_layer_ids": [...]}'
-                    if named_other
-                    else "; if the draft was trained on others acceptance collapses silently — add "
-                    "eagle_config.eagle_aux_hidden_state_layer_ids"
-                )
-            ),
-            severity="info" if same else ("error" if named_other else "warning"),
-            engine=NAME,
-            source=(AUX_IDS, CAPTURE),
-            layers=layers,
-            L=L,
-            top_level=list(top) if top else None,
-        )
+        yield _aux_default(layers, trained, top, L)
     bad = [j for j, i in zip(ids or [], wanted, strict=False) if i not in ok]
     if bad:
-        how = run.get("not_captured")
-        effect = {
-            "dropped": "the draft gets fewer states than its fc takes (a shape error, or fc skipped "
-            "silently when the width happens to equal H)",
-            "raises_forward": "the packed capture fails the first forward ('captured X of Y aux hidden states')",
-            "raises_startup": "setting the capture flags indexes past the last layer (IndexError at start-up)",
-        }[how]
-        top_index = f"0..{L}" if final else f"0..{L - 1}"
-        yield finding(
-            "aux.out_of_range",
-            f"aux ids {bad} are never captured by SGLang's {ctx.target.architecture} (capture indices must lie "
-            f"in {top_index} after its rule: {RULE_TEXT[rule]}): {effect}; fix the ids",
-            engine=NAME,
-            source=(CAPTURE, CAPTURE_LOOP, run.resolved["not_captured"].origin),
-            ids=ids,
-            L=L,
-            captured=layers,
-        )
+        yield _not_captured(run, bad, ids, layers)
     given = list(ids or [])
     if given and given != sorted(given):
         yield finding(
@@ -243,3 +199,63 @@ def step_aux(run: EngineRun) -> Iterable[Finding]:
             captured=layers,
             trained_on=trained,
         )
+
+
+def _aux_default(layers: list[int], trained: list[int] | None, top: Any, L: int) -> Finding:
+    """``aux.default``: the draft names no ids SGLang reads, so the target's default is captured."""
+    same = trained is not None and sorted(set(trained)) == layers
+    named_other = bool(top) and not same
+    return finding(
+        "aux.default",
+        (
+            f"SGLang reads aux ids only from eagle_config and ignores the top-level ids {list(top)}: "
+            f"it captures the target's default hidden states {layers}"
+            if top
+            else f"draft names no aux layer ids: SGLang captures the target's default hidden states {layers}"
+        )
+        + (
+            "; the draft's format was trained on that default"
+            if same
+            else (
+                "; the draft was trained on others, so it drafts from the wrong layers — move the ids "
+                'into "eagle_config": {"eagle_aux_hidden_state_layer_ids": [...]}'
+                if named_other
+                else "; if the draft was trained on others acceptance collapses silently — add "
+                "eagle_config.eagle_aux_hidden_state_layer_ids"
+            )
+        ),
+        severity="info" if same else ("error" if named_other else "warning"),
+        engine=NAME,
+        source=(AUX_IDS, CAPTURE),
+        layers=layers,
+        L=L,
+        top_level=list(top) if top else None,
+    )
+
+
+def _not_captured(
+    run: EngineRun, bad: list[int], ids: list[int] | None, layers: list[int]
+) -> Finding:
+    """``aux.out_of_range``: ids whose capture index lies outside what the target captures, and
+    what that does on this target family."""
+    ctx = run.ctx
+    L = ctx.target.L
+    rule, final = run.get("capture_rule"), run.get("final_index")
+    how = run.get("not_captured")
+    effect = {
+        "dropped": "the draft gets fewer states than its fc takes (a shape error, or fc skipped "
+        "silently when the width happens to equal H)",
+        "raises_forward": "the packed capture fails the first forward ('captured X of Y aux hidden states')",
+        "raises_startup": "setting the capture flags indexes past the last layer (IndexError at start-up)",
+    }[how]
+    top_index = f"0..{L}" if final else f"0..{L - 1}"
+    return finding(
+        "aux.out_of_range",
+        f"aux ids {bad} are never captured by SGLang's {ctx.target.architecture} (capture indices must lie "
+        f"in {top_index} after its rule: {RULE_TEXT[rule]}): {effect}; fix the ids",
+        engine=NAME,
+        source=(CAPTURE, CAPTURE_LOOP, run.resolved["not_captured"].origin),
+        ids=ids,
+        L=L,
+        captured=layers,
+    )

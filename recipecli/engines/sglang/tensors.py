@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from recipecli.codes import finding
@@ -220,9 +220,20 @@ def step_sharing(run: EngineRun) -> Iterable[Finding]:
     if t.V is None or t.H is None:
         return
     H = run.get("H")
-    vdraft = run.get("V") or t.V
     borrow_head = bool(run.get("head_from_target"))
     keeps_own = not borrow_head and d.target_hidden_size_declared and d.Ht is not None and d.Ht != H
+    yield from _width_findings(run, keeps_own, borrow_head)
+    for tp in ctx.tps:
+        yield from _heads(run, tp)
+        yield from _sharing(run, tp, keeps_own, borrow_head)
+
+
+def _width_findings(run: EngineRun, keeps_own: bool, borrow_head: bool) -> Iterator[Finding]:
+    """A draft embedding of the wrong width: kept uninitialised, or swapped in from the target."""
+    ctx = run.ctx
+    d, t = ctx.draft, ctx.target
+    H = run.get("H")
+    vdraft = run.get("V") or t.V
     if keeps_own and not d.has_embed and ctx.draft_ck.tensors:
         yield finding(
             "embed.width_mismatch",
@@ -246,85 +257,98 @@ def step_sharing(run: EngineRun) -> Iterable[Finding]:
             H=H,
             target_hidden=t.H,
         )
-    for tp in ctx.tps:
-        for what, nh, nkv in (
-            ("target", t.nh, None if t.mla else t.nkv),
-            ("draft", run.get("nh"), run.get("nkv")),
-        ):
-            if not heads_ok(nh, nkv, tp):
-                yield finding(
-                    "tp.heads_indivisible",
-                    f"{what} attention heads {nh} / KV heads {nkv} do not split over TP {tp} "
-                    "(LlamaAttention asserts)",
-                    engine=NAME,
-                    tp=tp,
-                    source=HEADS,
-                    what=what,
-                    heads=nh,
-                    kv_heads=nkv,
-                    tp_size=tp,
-                )
-        rows_t = pad_vocab(t.V, tp) // tp
-        rows_d = pad_vocab(vdraft, tp) // tp
-        target_shape = (rows_t, t.H)
-        sharded = (rows_d, H)
-        replicated = (pad_vocab(vdraft, 1), H)
-        note = ""
-        if keeps_own:
-            verdict = "own" if d.has_embed else "none"
-            note = "target_hidden_size != hidden_size: set_embed returns early, the draft keeps its own"
-        elif vdraft == t.V and H == t.H:
-            verdict = "share"
-            if d.has_embed:
-                note = "the draft's own embed_tokens is replaced by the target's"
-        else:
-            verdict = "error"
-            if H == t.H and (tp > 1 or vdraft < t.V):
-                yield finding(
-                    "embed.layout_mismatch",
-                    f"SGLang swaps the target's embedding ({t.V} rows, {target_shape[0]} per rank at TP {tp}) into "
-                    f"a draft embedding built for vocab_size {vdraft} ({sharded[0]} per rank) with no shape check: "
-                    "the draft's vocab-parallel lookup reads the wrong rows for some tokens, silently; set the "
-                    f"draft's vocab_size to {t.V}",
-                    engine=NAME,
-                    tp=tp,
-                    source=(INIT_LM_HEAD, SET_EMBED, VOCAB),
-                    target_rows=target_shape[0],
-                    draft_rows=sharded[0],
-                    draft_vocab_size=vdraft,
-                    target_vocab_size=t.V,
-                )
-            elif H == t.H:
-                verdict, note = (
-                    "share",
-                    f"draft vocab_size {vdraft} > target {t.V}: lookups stay in range at TP 1",
-                )
-        if borrow_head:
-            head = "share"
-        elif d.tie_word_embeddings:
-            head = "tied"
-        else:
-            head = "own" if d.has_lm_head else "none"
-        if verdict == "share":
-            embed_rows, width = rows_t, t.H
-        elif verdict == "own":
-            embed_rows, width = rows_d, H
-        else:
-            embed_rows, width = 0, H
-        run.sharing.append(
-            sharing_row(
-                ctx,
-                NAME,
-                tp,
-                (target_shape, sharded, replicated),
-                verdict,
-                head,
-                embed_rows,
-                tp,
-                width or 0,
-                note,
-            )  # fmt: skip
-        )
+
+
+def _heads(run: EngineRun, tp: int) -> Iterator[Finding]:
+    """Attention heads must divide by TP, KV heads divide or be divided by it."""
+    t = run.ctx.target
+    for what, nh, nkv in (
+        ("target", t.nh, None if t.mla else t.nkv),
+        ("draft", run.get("nh"), run.get("nkv")),
+    ):
+        if not heads_ok(nh, nkv, tp):
+            yield finding(
+                "tp.heads_indivisible",
+                f"{what} attention heads {nh} / KV heads {nkv} do not split over TP {tp} "
+                "(LlamaAttention asserts)",
+                engine=NAME,
+                tp=tp,
+                source=HEADS,
+                what=what,
+                heads=nh,
+                kv_heads=nkv,
+                tp_size=tp,
+            )
+
+
+def _sharing(run: EngineRun, tp: int, keeps_own: bool, borrow_head: bool) -> Iterator[Finding]:
+    """The sharing row at TP ``tp`` (appended to ``run.sharing``), and ``embed.layout_mismatch``
+    when the target's embedding is swapped into a draft embedding of another layout."""
+    ctx = run.ctx
+    d, t = ctx.draft, ctx.target
+    H = run.get("H")
+    vdraft = run.get("V") or t.V
+    rows_t = pad_vocab(t.V, tp) // tp
+    rows_d = pad_vocab(vdraft, tp) // tp
+    target_shape = (rows_t, t.H)
+    sharded = (rows_d, H)
+    replicated = (pad_vocab(vdraft, 1), H)
+    note = ""
+    if keeps_own:
+        verdict = "own" if d.has_embed else "none"
+        note = "target_hidden_size != hidden_size: set_embed returns early, the draft keeps its own"
+    elif vdraft == t.V and H == t.H:
+        verdict = "share"
+        if d.has_embed:
+            note = "the draft's own embed_tokens is replaced by the target's"
+    else:
+        verdict = "error"
+        if H == t.H and (tp > 1 or vdraft < t.V):
+            yield finding(
+                "embed.layout_mismatch",
+                f"SGLang swaps the target's embedding ({t.V} rows, {target_shape[0]} per rank at TP {tp}) into "
+                f"a draft embedding built for vocab_size {vdraft} ({sharded[0]} per rank) with no shape check: "
+                "the draft's vocab-parallel lookup reads the wrong rows for some tokens, silently; set the "
+                f"draft's vocab_size to {t.V}",
+                engine=NAME,
+                tp=tp,
+                source=(INIT_LM_HEAD, SET_EMBED, VOCAB),
+                target_rows=target_shape[0],
+                draft_rows=sharded[0],
+                draft_vocab_size=vdraft,
+                target_vocab_size=t.V,
+            )
+        elif H == t.H:
+            verdict, note = (
+                "share",
+                f"draft vocab_size {vdraft} > target {t.V}: lookups stay in range at TP 1",
+            )
+    if borrow_head:
+        head = "share"
+    elif d.tie_word_embeddings:
+        head = "tied"
+    else:
+        head = "own" if d.has_lm_head else "none"
+    if verdict == "share":
+        embed_rows, width = rows_t, t.H
+    elif verdict == "own":
+        embed_rows, width = rows_d, H
+    else:
+        embed_rows, width = 0, H
+    run.sharing.append(
+        sharing_row(
+            ctx,
+            NAME,
+            tp,
+            (target_shape, sharded, replicated),
+            verdict,
+            head,
+            embed_rows,
+            tp,
+            width or 0,
+            note,
+        )  # fmt: skip
+    )
 
 
 # --------------------------------------------------------------------------- g. positions

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 from recipecli.codes import finding
 from recipecli.engines.base import (
@@ -101,9 +101,23 @@ def step_tensors(run: EngineRun) -> Iterable[Finding]:
     shape mismatch is a bare ``AssertionError`` in the layer's weight loader. ``fc`` is [H, k·H]
     whatever ``target_hidden_size`` says, and ``norm_before_residual`` is never read."""
     ctx = run.ctx
+    tensors = ctx.draft_ck.tensors
+    yield from _config_findings(run)
+    if not tensors:
+        yield from no_tensor_findings(run, DRAFT_LOAD)
+        return
+    if ctx.draft.attention == "MLA":
+        return  # the MLA draft's attention tensors follow DeepseekV3's layout; not modelled tensor by tensor
+    yield from _weights(run)
+    yield from _vocab_and_head(run)
+
+
+def _config_findings(run: EngineRun) -> Iterator[Finding]:
+    """What the draft's config asks that tokenspeed does not do (``norm_before_residual``,
+    ``target_hidden_size``), and an fc trained for another target width."""
+    ctx = run.ctx
     d, t = ctx.draft, ctx.target
     cfg = ctx.draft_ck.config
-    tensors = ctx.draft_ck.tensors
     H = run.get("H")
     if cfg.get("norm_before_residual") is True or (
         isinstance(cfg.get("eagle_config"), dict)
@@ -137,11 +151,15 @@ def step_tensors(run: EngineRun) -> Iterable[Finding]:
             draft_target_hidden=d.Ht,
             target_hidden=t.H,
         )
-    if not tensors:
-        yield from no_tensor_findings(run, DRAFT_LOAD)
-        return
-    if d.attention == "MLA":
-        return  # the MLA draft's attention tensors follow DeepseekV3's layout; not modelled tensor by tensor
+
+
+def _weights(run: EngineRun) -> Iterator[Finding]:
+    """The checkpoint's tensors against what the Llama draft allocates: missing, wrong shape,
+    skipped silently (``fc.bias``, Qwen3 QK norms, unknown names)."""
+    ctx = run.ctx
+    d = ctx.draft
+    tensors = ctx.draft_ck.tensors
+    H = run.get("H")
     want = allocated(run)
     missing = [n for n in want if n not in tensors]
     if missing:
@@ -191,6 +209,13 @@ def step_tensors(run: EngineRun) -> Iterable[Finding]:
             source=DRAFT_LOAD,
             unexpected=extra,
         )
+
+
+def _vocab_and_head(run: EngineRun) -> Iterator[Finding]:
+    """The vocabulary map and the head as tokenspeed uses them."""
+    ctx = run.ctx
+    d, t = ctx.draft, ctx.target
+    tensors = ctx.draft_ck.tensors
     V, Vd = t.V, run.get("Vd")
     if V is not None and Vd is not None and Vd < V and "d2t" not in tensors:
         yield finding(
