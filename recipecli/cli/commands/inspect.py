@@ -6,7 +6,7 @@ import click
 
 from recipecli.cli.hub_option import timeout_option
 from recipecli.cli.terminal import print_json
-from recipecli.output import atomic_write_text, json_text
+from recipecli.output import atomic_write_text, json_text, to_jsonable
 
 #: Tensor tables longer than this are printed as compact JSON (see docs/inspect.md).
 COMPACT_JSON_TENSORS = 5000
@@ -62,7 +62,7 @@ def command(source: str, revision: str | None, as_json: bool, save_metadata: str
             head = json_text(summary, compact=True)
             click.echo(head[:-1] + ',"tensors":' + tensor_table_json(ck) + "}")
         else:
-            print_json({**summary, "tensors": tensor_table(ck)}, plain=True)
+            print_json({**to_jsonable(summary), "tensors": tensor_table(ck)}, plain=True)
     else:
         click.echo(format_summary(summary))
     return 0
