@@ -120,7 +120,7 @@ def in_process(root: Path) -> dict:
     t0 = time.perf_counter()
     table = tensor_table(ck)
     stages["tensor_table"] = time.perf_counter() - t0
-    doc = {**summary, "tensors": table}
+    doc = {**to_jsonable(summary), "tensors": table}
     with contextlib.redirect_stdout(io.StringIO()):
         t0 = time.perf_counter()
         emit_json(doc)
