@@ -21,6 +21,95 @@ FLAG_NAME = r"^[A-Za-z0-9][A-Za-z0-9_.-]*$"
 ENV_NAME = r"^[A-Za-z_][A-Za-z0-9_]*$"
 
 
+def _results_entry() -> dict[str, Any]:
+    """Schema of one ``results`` entry (linked A/B benchmark files, docs/recipes-format.md)."""
+    return {
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["title", "baseline", "candidate"],
+        "properties": {
+            "title": {"type": "string"},
+            "engine": {"type": "string", "enum": list(ENGINES)},
+            "hardware": {"type": "string"},
+            "baseline": {"type": ["string", "array"]},
+            "candidate": {"type": ["string", "array"]},
+            "gpus": {"type": "integer", "minimum": 1},
+            "labels": {"type": "array", "items": {"type": "string"}},
+            "eval_baseline": {"type": ["string", "array"]},
+            "eval_candidate": {"type": ["string", "array"]},
+        },
+    }
+
+
+def _client_sections() -> dict[str, Any]:
+    """Schemas of the ``bench`` and ``eval`` sections (the commands run against the server)."""
+    return {
+        "bench": {
+            "type": "object",
+            "propertyNames": {"pattern": FLAG_NAME},
+            "properties": {"base_url": {"type": "string"}},
+            "additionalProperties": {"type": SCALAR},
+        },
+        "eval": {
+            "type": "object",
+            "propertyNames": {"pattern": FLAG_NAME},
+            "properties": {
+                "launcher": {"type": "array", "items": {"type": "string"}},
+                "endpoint": {
+                    "type": "string",
+                    "enum": ["/v1/chat/completions", "/v1/completions"],
+                },
+                "tokenizer": {"type": "string"},
+                "base_url": {"type": "string"},
+                "model_args": {"type": "object", "additionalProperties": {"type": SCALAR}},
+                "gen_kwargs": {"type": "object", "additionalProperties": {"type": SCALAR}},
+            },
+            "additionalProperties": {"type": SCALAR},
+        },
+    }
+
+
+def _defs(per_engine: Any) -> dict[str, Any]:
+    """The ``$defs``: engine args and env, the per-engine section, a hardware profile."""
+    return {
+        "args": {
+            "type": "object",
+            "propertyNames": {"pattern": FLAG_NAME},
+            "additionalProperties": {"type": ARG_VALUE},
+        },
+        "env": {
+            "type": "object",
+            "propertyNames": {"pattern": ENV_NAME},
+            "additionalProperties": {"type": ["string", "integer", "number"]},
+        },
+        "engine": {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {
+                "args": {"$ref": "#/$defs/args"},
+                "env": {"$ref": "#/$defs/env"},
+                "order": {"type": "array", "items": {"type": "string"}},
+                "speculative_config": {"type": "object"},
+            },
+        },
+        "hardware": {
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["vendor"],
+            "properties": {
+                "vendor": {"type": "string", "enum": list(VENDORS)},
+                "description": {"type": "string"},
+                "target": {"type": "string", "minLength": 1},
+                "draft": {"type": "string", "minLength": 1},
+                "target_config": {"type": "string", "minLength": 1},
+                "env": {"$ref": "#/$defs/env"},
+                "engine_env": per_engine("#/$defs/env"),
+                "args": per_engine("#/$defs/args"),
+            },
+        },
+    }
+
+
 def build_schema() -> dict[str, Any]:
     """Return the recipe JSON Schema (draft 2020-12) as a plain dict.
 
@@ -46,25 +135,7 @@ def build_schema() -> dict[str, Any]:
             "family": {"type": "string"},
             "description": {"type": "string"},
             "notes": {"type": "array", "items": {"type": "string"}},
-            "results": {
-                "type": "array",
-                "items": {
-                    "type": "object",
-                    "additionalProperties": False,
-                    "required": ["title", "baseline", "candidate"],
-                    "properties": {
-                        "title": {"type": "string"},
-                        "engine": {"type": "string", "enum": list(ENGINES)},
-                        "hardware": {"type": "string"},
-                        "baseline": {"type": ["string", "array"]},
-                        "candidate": {"type": ["string", "array"]},
-                        "gpus": {"type": "integer", "minimum": 1},
-                        "labels": {"type": "array", "items": {"type": "string"}},
-                        "eval_baseline": {"type": ["string", "array"]},
-                        "eval_candidate": {"type": ["string", "array"]},
-                    },
-                },
-            },
+            "results": {"type": "array", "items": _results_entry()},
             "target": {"type": "string", "minLength": 1},
             "draft": {"type": "string", "minLength": 1},
             "unsupported": {
@@ -104,66 +175,9 @@ def build_schema() -> dict[str, Any]:
                 "additionalProperties": {"$ref": "#/$defs/hardware"},
             },
             "default_hardware": {"type": "string"},
-            "bench": {
-                "type": "object",
-                "propertyNames": {"pattern": FLAG_NAME},
-                "properties": {"base_url": {"type": "string"}},
-                "additionalProperties": {"type": SCALAR},
-            },
-            "eval": {
-                "type": "object",
-                "propertyNames": {"pattern": FLAG_NAME},
-                "properties": {
-                    "launcher": {"type": "array", "items": {"type": "string"}},
-                    "endpoint": {
-                        "type": "string",
-                        "enum": ["/v1/chat/completions", "/v1/completions"],
-                    },
-                    "tokenizer": {"type": "string"},
-                    "base_url": {"type": "string"},
-                    "model_args": {"type": "object", "additionalProperties": {"type": SCALAR}},
-                    "gen_kwargs": {"type": "object", "additionalProperties": {"type": SCALAR}},
-                },
-                "additionalProperties": {"type": SCALAR},
-            },
+            **_client_sections(),
         },
-        "$defs": {
-            "args": {
-                "type": "object",
-                "propertyNames": {"pattern": FLAG_NAME},
-                "additionalProperties": {"type": ARG_VALUE},
-            },
-            "env": {
-                "type": "object",
-                "propertyNames": {"pattern": ENV_NAME},
-                "additionalProperties": {"type": ["string", "integer", "number"]},
-            },
-            "engine": {
-                "type": "object",
-                "additionalProperties": False,
-                "properties": {
-                    "args": {"$ref": "#/$defs/args"},
-                    "env": {"$ref": "#/$defs/env"},
-                    "order": {"type": "array", "items": {"type": "string"}},
-                    "speculative_config": {"type": "object"},
-                },
-            },
-            "hardware": {
-                "type": "object",
-                "additionalProperties": False,
-                "required": ["vendor"],
-                "properties": {
-                    "vendor": {"type": "string", "enum": list(VENDORS)},
-                    "description": {"type": "string"},
-                    "target": {"type": "string", "minLength": 1},
-                    "draft": {"type": "string", "minLength": 1},
-                    "target_config": {"type": "string", "minLength": 1},
-                    "env": {"$ref": "#/$defs/env"},
-                    "engine_env": per_engine("#/$defs/env"),
-                    "args": per_engine("#/$defs/args"),
-                },
-            },
-        },
+        "$defs": _defs(per_engine),
     }
 
 
