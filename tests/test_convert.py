@@ -26,7 +26,6 @@ from test_convert_helpers import (
     write_target,
 )
 
-from recipecli import convert as convert_mod
 from recipecli.checkpoint import open_checkpoint
 from recipecli.convert import (
     ConvertOptions,
@@ -38,6 +37,7 @@ from recipecli.convert import (
     parse_size,
     semantic_diff,
 )
+from recipecli.convert import write as convert_write
 from recipecli.draft import canonical_draft
 from recipecli.errors import ConvertError, UsageError
 from recipecli.testing.specs import draft_specs, valid_vocab_map
@@ -522,7 +522,7 @@ def test_interrupted_run_leaves_no_out(tmp_path, target, fixture_config, monkeyp
     src = _a_draft(tmp_path, fixture_config)
     work = tmp_path / "work"
     work.mkdir()
-    real = convert_mod.write_tensor
+    real = convert_write.write_tensor
     calls = []
 
     def flaky(*args, **kw):
@@ -531,7 +531,7 @@ def test_interrupted_run_leaves_no_out(tmp_path, target, fixture_config, monkeyp
             raise exc
         return real(*args, **kw)
 
-    monkeypatch.setattr(convert_mod, "write_tensor", flaky)
+    monkeypatch.setattr(convert_write, "write_tensor", flaky)
     with pytest.raises(type(exc)):
         convert(
             str(src),
@@ -546,7 +546,7 @@ def test_interrupted_run_leaves_no_out(tmp_path, target, fixture_config, monkeyp
 
 def test_failed_verification_leaves_no_out(tmp_path, target, fixture_config, monkeypatch):
     src = _a_draft(tmp_path, fixture_config)
-    real = convert_mod.write_tensor
+    real = convert_write.write_tensor
 
     def corrupt(m, fd, reader, derived, buf, progress):
         real(m, fd, reader, derived, buf, progress)
@@ -554,7 +554,7 @@ def test_failed_verification_leaves_no_out(tmp_path, target, fixture_config, mon
             os.lseek(fd, -1, os.SEEK_CUR)
             os.write(fd, b"\x55")
 
-    monkeypatch.setattr(convert_mod, "write_tensor", corrupt)
+    monkeypatch.setattr(convert_write, "write_tensor", corrupt)
     out = tmp_path / "out"
     with pytest.raises(ConvertError, match="norm.weight differs"):
         convert(

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from test_convert_helpers import tiny, write_draft
 
-from recipecli import convert as convert_mod
 from recipecli.convert import ConvertOptions, Progress, convert
+from recipecli.convert import write as convert_write
 from recipecli.errors import UsageError
 from recipecli.testing.specs import valid_vocab_map
 
@@ -152,7 +152,7 @@ def test_temp_dir_creation_failure_is_one_line(tmp_path, draft, monkeypatch):
     def refuse(*args, **kw):
         raise OSError(errno.EROFS, "Read-only file system")
 
-    monkeypatch.setattr(convert_mod.tempfile, "mkdtemp", refuse)
+    monkeypatch.setattr(convert_write.tempfile, "mkdtemp", refuse)
     out = tmp_path / "out"
     with pytest.raises(UsageError) as exc:
         convert(str(draft), out, ConvertOptions(to="eagle3"), progress=False)

@@ -1,0 +1,228 @@
+"""The driver: open the sources, check OUT, plan, write and verify, check against the target,
+and put OUT in place only after all of that passed."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from recipecli.checkpoint.model import Checkpoint
+from recipecli.convert.options import ConvertOptions
+from recipecli.convert.plan import ConvertPlan, plan_conversion
+from recipecli.convert.progress import progress_bars_shown
+from recipecli.convert.reader import TensorReader, open_reader
+from recipecli.convert.result import ConvertResult
+from recipecli.convert.verify import Verifier, verify_reopened
+from recipecli.convert.write import fsync_tree, make_temp_out, write_new_file, write_output
+from recipecli.errors import ConvertError, UsageError
+from recipecli.safe_write import (
+    CONVERT_MARKER,
+    check_parent,
+    checkpoint_inputs,
+    convert_marker_text,
+    fsync_dir,
+    interrupt_on_signals,
+    path_inputs,
+    prepare_dir,
+    replace_dir,
+)
+
+
+def check_out_parent(out: Path) -> None:
+    """Refuse an OUT whose directory cannot hold it, before any work is done: the folder rule
+    of every writer (:func:`recipecli.safe_write.check_parent`; the parent is never created).
+
+    Raises:
+        UsageError: one line naming OUT: the parent is missing, is a file (or lies under one),
+            or is not writable.
+    """
+    check_parent(out, what="OUT", noun="OUT")
+
+
+def convert_inputs(ck: Checkpoint, target_ck: Checkpoint | None) -> list[tuple[str, Any]]:
+    """What convert reads, for the OUT checks: the draft's folder and files, the target's."""
+    inputs = checkpoint_inputs(ck, f"the draft {ck.source}")
+    if target_ck is not None:
+        inputs += checkpoint_inputs(target_ck, f"the --target {target_ck.source}")
+    return inputs
+
+
+def convert(
+    draft: str | Checkpoint,
+    out: str | os.PathLike[str],
+    options: ConvertOptions,
+    *,
+    target: str | Checkpoint | None = None,
+    progress: bool = True,
+    fsync: bool = True,
+    run_target_check: bool = True,
+    log: Callable[[str], None] | None = None,
+) -> ConvertResult:
+    """Convert ``draft`` into ``out`` (see the module docstring for what is translated).
+
+    Args:
+        draft: source directory (or an opened checkpoint).
+        out: output directory; must not exist, or with ``options.force`` be empty or a
+            previous convert output holding only the files its marker lists (only those are
+            deleted). Never an input, a folder holding one or inside one
+            (:func:`recipecli.safe_write.prepare_dir`).
+        options: the request.
+        target: ``--target`` source (speculators verifier, ``--embed drop`` proof, post-write check).
+        progress: show progress bars on stderr when it is a terminal (:class:`Progress`);
+            otherwise one summary line through ``log`` at the end.
+        fsync: flush every shard to disk before the rename.
+        run_target_check: run ``check`` against ``target`` after writing (when given).
+        log: where notes go (stderr lines in the CLI).
+
+    Returns:
+        :class:`ConvertResult`.
+
+    Raises:
+        ConvertError: refusals (see :func:`plan_conversion`), verification failures, check errors
+            without ``--force``.
+        UsageError: OUT is, holds or lies inside the draft or the target, is the current
+            directory, exists (without ``--force``), is not a previous convert output (with
+            it), is a link or a file; inconsistent flags; OUT's directory is missing (never
+            created), a file, or not writable (:func:`check_out_parent`, :func:`make_temp_out`).
+        KeyboardInterrupt: Ctrl-C, SIGTERM or SIGHUP (nothing is left behind).
+    """
+    with interrupt_on_signals():  # SIGTERM/SIGHUP clean up like Ctrl-C: no OUT, no temp dir
+        return _convert(draft, out, options, target, progress, fsync, run_target_check, log)
+
+
+def _open_sources(
+    draft: str | Checkpoint, out: Path, options: ConvertOptions, target: str | Checkpoint | None
+) -> tuple[Checkpoint, Checkpoint | None, list[tuple[str, Any]], dict[str, Any]]:
+    """(draft, target, what convert reads, OUT's rules): the draft opened, OUT checked against
+    it (before the target is opened, so a bad OUT fails fast), then the target opened."""
+    from recipecli.checkpoint import open_checkpoint
+
+    ck = draft if isinstance(draft, Checkpoint) else open_checkpoint(draft)
+    where = {"what": "OUT", "noun": "OUT", "force": options.force}
+    early = convert_inputs(ck, None)
+    if isinstance(target, str):
+        early += path_inputs(f"the --target {target}", target)
+    prepare_dir(out, inputs=early, existing=False, **where)  # a bad OUT before opening the target
+    target_ck = (
+        target if isinstance(target, Checkpoint) or target is None else open_checkpoint(target)
+    )
+    return ck, target_ck, convert_inputs(ck, target_ck), where
+
+
+def _write_verified(
+    plan: ConvertPlan, reader: TensorReader, tmp: Path, progress: bool, fsync: bool
+) -> tuple[list[str], dict[str, Any]]:
+    """Write the plan into ``tmp`` and prove it (shard names, the verification record).
+
+    Written on this thread, each finished tensor compared with the source on another, flushed
+    to disk while the last comparisons run; all finish before this returns.
+    """
+    verifier = Verifier(plan, reader, tmp, progress)
+    written = False
+    try:
+        shards = write_output(
+            plan, reader, tmp, progress=progress, fsync=False, on_written=verifier.submit
+        )
+        # the mark that lets a later --force replace this folder, and only its files
+        files = sorted(p.name for p in tmp.iterdir())
+        write_new_file(tmp / CONVERT_MARKER, convert_marker_text(files, plan.options.to))
+        written = True
+    finally:
+        with ThreadPoolExecutor(1) as pool:
+            flushed = pool.submit(fsync_tree, tmp) if fsync and written else None
+            compared = verifier.finish()
+            if flushed is not None:
+                flushed.result()
+    out_ck = verify_reopened(plan, tmp)
+    verification = {
+        "tensors_compared": len(plan.moves),
+        "bytes_compared": compared,
+        "semantic_differences": {},
+        "out_checkpoint": out_ck,
+    }
+    return shards, verification
+
+
+def _put_in_place(
+    tmp: Path,
+    out: Path,
+    inputs: list[tuple[str, Any]],
+    where: dict[str, Any],
+    fsync: bool,
+    notes: list[str],
+) -> None:
+    """Rename ``tmp`` to OUT, checking OUT again first (it may have changed meanwhile)."""
+    out_abs, owned = prepare_dir(out, inputs=inputs, **where)
+    try:
+        left = replace_dir(tmp, out_abs, owned)
+    except OSError as exc:
+        raise UsageError(
+            f"cannot write OUT: {exc.strerror or exc}",
+            path=str(out),
+            hint="give another OUT",
+        ) from None
+    if left:
+        notes.append(left)
+    if fsync:
+        fsync_dir(out_abs.parent)
+
+
+def _convert(draft, out, options, target, progress, fsync, run_target_check, log) -> ConvertResult:
+    """:func:`convert`, under its signal handlers."""
+    t0 = time.perf_counter()
+    out = Path(out)
+    ck, target_ck, inputs, where = _open_sources(draft, out, options, target)
+    out_abs, _owned = prepare_dir(out, inputs=inputs, **where)
+    reader = open_reader(ck)
+    try:
+        plan = plan_conversion(ck, options, target_ck)
+        for note in plan.notes:
+            if log:
+                log(note)
+        tmp = make_temp_out(out_abs)
+        try:
+            shards, verification = _write_verified(plan, reader, tmp, progress, fsync)
+            check_res = None
+            notes: list[str] = []
+            if target_ck is not None and run_target_check:
+                check_res = _post_check(target_ck, verification["out_checkpoint"], options, notes)
+            _put_in_place(tmp, out, inputs, where, fsync, notes)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+    finally:
+        reader.close()
+    seconds = time.perf_counter() - t0
+    if progress and log and not progress_bars_shown():
+        log(
+            f"wrote and verified {plan.total_bytes / 1e6:.1f} MB in {len(shards)} "
+            f"shard(s) into {out} ({seconds:.1f} s)"
+        )
+    return ConvertResult(
+        ck.display_name, str(out), plan, shards, verification, check_res, seconds, notes
+    )
+
+
+def _post_check(target_ck: Checkpoint, out_ck: Checkpoint, opts: ConvertOptions, notes: list[str]):
+    """Run ``check`` on the written output against the target for the engine the output is for
+    (speculators → vLLM, eagle3 → tokenspeed) at TP 1; errors refuse unless ``--force``."""
+    from recipecli.check import run_check
+
+    engine = "vllm" if opts.to == "speculators" else "tokenspeed"
+    res = run_check(target_ck, out_ck, engines=(engine,), tps=(1,))
+    errors = [f for f in res.findings if f.severity == "error"]
+    if errors and not opts.force:
+        first = errors[0]
+        raise ConvertError(
+            f"check against the target found {len(errors)} error(s) for {engine}, first: "
+            f"[{first.code}] {first.message}",
+            path=out_ck.source,
+            hint="fix the draft (or the flags), or add --force to write it anyway",
+        )
+    notes += [f"--force: check error [{f.code}] {f.message}" for f in errors]
+    return res
