@@ -445,7 +445,7 @@ def test_sighup_during_convert_leaves_no_out_and_no_temp_dir(models):
     proc = _run(
         """
         import os, signal
-        import recipecli.convert as cm
+        import recipecli.convert.write as cm
         real, calls = cm.write_tensor, []
         def flaky(*a, **kw):
             calls.append(1)
