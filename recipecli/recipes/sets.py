@@ -169,21 +169,8 @@ def parse_typed(
         if low not in ("true", "false"):
             raise _fail(name, raw, what, vtype)
         return True if low == "true" else (None if vtype == "switch" else False)
-    if vtype in ("int", "integer"):
-        # more than 30 digits is past any flag's range and past Python's int() limit at 4300
-        if not INT_RE.fullmatch(raw.strip()) or len(raw.strip()) > 30:
-            raise _fail(name, raw[:40] + ("…" if len(raw) > 40 else ""), what, vtype)
-        value = int(raw.strip())
-    elif vtype in ("float", "number"):
-        text = raw.strip()
-        try:
-            if len(text) > 400:
-                raise ValueError(text[:40])
-            value = int(text) if INT_RE.fullmatch(text) else float(text)
-        except ValueError:
-            raise _fail(name, raw[:40] + ("…" if len(raw) > 40 else ""), what, vtype) from None
-        if isinstance(value, float) and math.isnan(value):
-            raise _fail(name, raw, what, vtype)
+    if vtype in ("int", "integer", "float", "number"):
+        value = _number(name, raw, what, vtype)
     elif vtype == "json" or (vtype == "json_or_str" and raw.lstrip().startswith(("{", "["))):
         try:
             value = parse_json(raw, where="--set")
@@ -194,6 +181,46 @@ def parse_typed(
         value = True if low == "true" else None if low == "false" else raw
     else:
         value = raw
+    _check_allowed(name, raw, what, value, choices, limits)
+    return value
+
+
+def _number(name: str, raw: str, what: str, vtype: str) -> int | float:
+    """An ``int``/``integer`` or ``float``/``number`` VALUE (NaN refused).
+
+    Raises:
+        UsageError: not a number of that type.
+    """
+    if vtype in ("int", "integer"):
+        # more than 30 digits is past any flag's range and past Python's int() limit at 4300
+        if not INT_RE.fullmatch(raw.strip()) or len(raw.strip()) > 30:
+            raise _fail(name, raw[:40] + ("…" if len(raw) > 40 else ""), what, vtype)
+        return int(raw.strip())
+    text = raw.strip()
+    try:
+        if len(text) > 400:
+            raise ValueError(text[:40])
+        value = int(text) if INT_RE.fullmatch(text) else float(text)
+    except ValueError:
+        raise _fail(name, raw[:40] + ("…" if len(raw) > 40 else ""), what, vtype) from None
+    if isinstance(value, float) and math.isnan(value):
+        raise _fail(name, raw, what, vtype)
+    return value
+
+
+def _check_allowed(
+    name: str,
+    raw: str,
+    what: str,
+    value: Any,
+    choices: list[str] | None,
+    limits: Mapping[str, Any] | None,
+) -> None:
+    """The typed value is one of ``choices`` and within ``limits`` (JSON-schema keywords).
+
+    Raises:
+        UsageError: it is not.
+    """
     if choices:
         items = value if isinstance(value, list) else [value]
         bad = [v for v in items if str(v) not in choices]
@@ -209,7 +236,6 @@ def parse_typed(
         if errors:
             detail = errors[0][1].split(": ", 1)[-1]
             raise UsageError(f"--set {name}={raw!r}: {what}: {detail}")
-    return value
 
 
 def config_value(raw: str) -> Any:
