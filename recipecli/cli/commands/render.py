@@ -75,8 +75,7 @@ def command(
     Example: recipecli render minimax-m3-eagle3 --engine vllm --hardware mi355x --what all
     """
     from recipecli.recipes.loader import bundled_names, load_recipe
-    from recipecli.recipes.render import format_shell, render_all, vllm_config_mapping
-    from recipecli.recipes.templating import render_template
+    from recipecli.recipes.render import render_all, shell_text, vllm_config_text
 
     if list_:
         for name in bundled_names():
@@ -122,42 +121,7 @@ def command(
         print_json(docs[0] if len(docs) == 1 else docs)
         return 0
     if fmt == "vllm-config":
-        import yaml
-
-        r = rendered[0]
-        env_text = format_shell(r.env, ["true"]) if r.env else ""
-        env_lines = [line for line in env_text.splitlines() if line.startswith("export ")]
-        body = yaml.safe_dump(
-            vllm_config_mapping(r), sort_keys=False, allow_unicode=True, width=1 << 16
-        )
-        click.echo(
-            render_template(
-                "vllm-config.yaml.j2",
-                {
-                    "recipe": loaded.name,
-                    "hardware": r.hardware,
-                    "env_lines": env_lines,
-                    "body": body.rstrip("\n"),
-                },
-                user_dir=templates,
-            ),
-            nl=False,
-        )
+        click.echo(vllm_config_text(rendered[0], loaded.name, templates=templates), nl=False)
         return 0
-    blocks = [
-        {
-            "what": r.what,
-            "engine": r.engine,
-            "hardware": r.hardware,
-            "point": r.point,
-            "shell": format_shell(r.env, r.argv, head=r.head),
-        }
-        for r in rendered
-    ]
-    click.echo(
-        render_template(
-            "shell.sh.j2", {"blocks": blocks, "show_headers": len(blocks) > 1}, user_dir=templates
-        ),
-        nl=False,
-    )
+    click.echo(shell_text(rendered, templates=templates), nl=False)
     return 0
