@@ -113,7 +113,7 @@ def step_tensors(run: EngineRun) -> Iterable[Finding]:
     d, t = ctx.draft, ctx.target
     cfg = ctx.draft_ck.config
     tensors = ctx.draft_ck.tensors
-    H, Ht = run.get("H"), run.get("Ht")
+    Ht = run.get("Ht")
     if t.H is not None and Ht is not None and t.H != Ht:
         yield finding(
             "hidden.mismatch",
@@ -128,45 +128,7 @@ def step_tensors(run: EngineRun) -> Iterable[Finding]:
         yield from no_tensor_findings(run, DRAFT_LOAD)
         return
     if d.attention != "MLA":
-        want = allocated(run)
-        missing = [n for n in want if n not in tensors]
-        if missing:
-            yield finding(
-                "tensor.missing",
-                f"draft lacks {len(missing)} weight(s) SGLang allocates: {', '.join(missing[:6])}"
-                + (" …" if len(missing) > 6 else "")
-                + "; load_weights does not notice, so they keep uninitialised memory; re-export the draft",
-                engine=NAME,
-                source=DRAFT_LOAD,
-                missing=missing,
-            )
-        shapes = {**want, **optional_shapes(d, H, run.get("V"), run.get("Vd"))}
-        if run.get("head_from_target") or d.tie_word_embeddings:
-            shapes.pop(d.tensor("lm_head"), None)
-        yield from shape_findings(
-            run, shapes, NAME, "SGLang", (DRAFT_MODEL, DRAFT_LAYER, DRAFT_LOAD)
-        )
-        pre = d.tensor_prefix + d.layer_prefix
-        extra = [n for n in unexpected_tensors(ctx)]
-        extra += [
-            pre + f"self_attn.{p}_proj.bias"
-            for p in "qkv"
-            if pre + f"self_attn.{p}_proj.bias" in tensors
-        ]
-        if not cfg.get("bias") and d.tensor("fc").replace("weight", "bias") in tensors:
-            extra.append(d.tensor("fc").replace("weight", "bias"))
-        if extra:
-            shown = ", ".join(extra[:5]) + (" …" if len(extra) > 5 else "")
-            yield finding(
-                "tensor.unexpected",
-                f"SGLang silently skips tensor name(s) {shown} (its draft has no parameter for them: q/k/v "
-                'are built without bias, fc has a bias only with a "bias" config key); check they are not '
-                "weights the draft needs",
-                severity="warning",
-                engine=NAME,
-                source=(DRAFT_LOAD, DRAFT_LAYER),
-                unexpected=extra,
-            )
+        yield from _weights(run)
     V, Vd = t.V, run.get("Vd")
     if V is not None and Vd is not None and Vd < V and "d2t" not in tensors:
         yield finding(
@@ -194,6 +156,53 @@ def step_tensors(run: EngineRun) -> Iterable[Finding]:
             engine=NAME,
             source=(DRAFT_INIT, INIT_LM_HEAD, "SGLang PR #27908"),
             Vd=Vd,
+        )
+
+
+def _weights(run: EngineRun) -> Iterator[Finding]:
+    """The Llama draft's checkpoint tensors against what it allocates: missing, wrong shape, or
+    skipped silently (names it has no parameter for, q/k/v biases, an fc bias without ``bias``)."""
+    ctx = run.ctx
+    d = ctx.draft
+    cfg = ctx.draft_ck.config
+    tensors = ctx.draft_ck.tensors
+    H = run.get("H")
+    want = allocated(run)
+    missing = [n for n in want if n not in tensors]
+    if missing:
+        yield finding(
+            "tensor.missing",
+            f"draft lacks {len(missing)} weight(s) SGLang allocates: {', '.join(missing[:6])}"
+            + (" …" if len(missing) > 6 else "")
+            + "; load_weights does not notice, so they keep uninitialised memory; re-export the draft",
+            engine=NAME,
+            source=DRAFT_LOAD,
+            missing=missing,
+        )
+    shapes = {**want, **optional_shapes(d, H, run.get("V"), run.get("Vd"))}
+    if run.get("head_from_target") or d.tie_word_embeddings:
+        shapes.pop(d.tensor("lm_head"), None)
+    yield from shape_findings(run, shapes, NAME, "SGLang", (DRAFT_MODEL, DRAFT_LAYER, DRAFT_LOAD))
+    pre = d.tensor_prefix + d.layer_prefix
+    extra = [n for n in unexpected_tensors(ctx)]
+    extra += [
+        pre + f"self_attn.{p}_proj.bias"
+        for p in "qkv"
+        if pre + f"self_attn.{p}_proj.bias" in tensors
+    ]
+    if not cfg.get("bias") and d.tensor("fc").replace("weight", "bias") in tensors:
+        extra.append(d.tensor("fc").replace("weight", "bias"))
+    if extra:
+        shown = ", ".join(extra[:5]) + (" …" if len(extra) > 5 else "")
+        yield finding(
+            "tensor.unexpected",
+            f"SGLang silently skips tensor name(s) {shown} (its draft has no parameter for them: q/k/v "
+            'are built without bias, fc has a bias only with a "bias" config key); check they are not '
+            "weights the draft needs",
+            severity="warning",
+            engine=NAME,
+            source=(DRAFT_LOAD, DRAFT_LAYER),
+            unexpected=extra,
         )
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from recipecli.codes import finding
@@ -52,9 +52,29 @@ def step_config(run: EngineRun) -> Iterable[Finding]:
     ``eagle_config`` are not counted. It reads ``norm_before_fc``, ``fc_norm`` and ``norm_output``
     from the top level and never reads ``norm_before_residual``; ``target_hidden_size`` is ignored
     (``fc`` is [H, k·H])."""
-    ctx = run.ctx
-    d = ctx.draft
-    cfg = ctx.draft_ck.config
+    yield from _draft_config(run)
+    if run.stop:
+        return
+    yield from _widths(run)
+    if run.stop:
+        return
+    _aux_count_and_flags(run)
+    layers = run.get("layers")
+    if layers != 1:
+        yield finding(
+            "draft.layers",
+            f"tokenspeed raises 'EAGLE3 currently only supports 1 layer': num_hidden_layers is "
+            f"{run.resolved['layers'].show()}; set num_hidden_layers to 1",
+            engine=NAME,
+            source=DRAFT_INIT,
+            num_hidden_layers=layers,
+        )
+
+
+def _draft_config(run: EngineRun) -> Iterator[Finding]:
+    """The config class ``get_config`` builds (tokenspeed's own for the types it registers, else
+    transformers') and the geometry with its defaults; sets ``run.stop`` when it fails."""
+    cfg = run.ctx.draft_ck.config
     data = _data()
     model_type = str(cfg.get("model_type") or "")
     own = data.get("config_classes", {})
@@ -87,6 +107,12 @@ def step_config(run: EngineRun) -> Iterable[Finding]:
         yield from refused
         run.stop = "config"
         return
+
+
+def _widths(run: EngineRun) -> Iterator[Finding]:
+    """The fc input width (hidden_size: ``target_hidden_size`` is not read) and draft_vocab_size;
+    a null aux id list stops the load."""
+    cfg = run.ctx.draft_ck.config
     H = run.get("H")
     run.set(
         "Ht", H, "LlamaModel.__init__: fc input uses hidden_size (target_hidden_size is not read)"
@@ -107,6 +133,13 @@ def step_config(run: EngineRun) -> Iterable[Finding]:
         )
         run.stop = "config"
         return
+
+
+def _aux_count_and_flags(run: EngineRun) -> None:
+    """k (the aux hidden states ``fc`` takes), the ``fc`` input width and the norm flags."""
+    d = run.ctx.draft
+    cfg = run.ctx.draft_ck.config
+    H = run.get("H")
     if d.attention == "MLA":
         ids = _nested_or_top(cfg)
         run.set("k", len(ids) if ids else 3,
@@ -127,16 +160,6 @@ def step_config(run: EngineRun) -> Iterable[Finding]:
         else:
             run.set(flag, False, "default (false)")
     run.set("norm_before_residual", False, "not read by tokenspeed (residual = raw hidden states)")
-    layers = run.get("layers")
-    if layers != 1:
-        yield finding(
-            "draft.layers",
-            f"tokenspeed raises 'EAGLE3 currently only supports 1 layer': num_hidden_layers is "
-            f"{run.resolved['layers'].show()}; set num_hidden_layers to 1",
-            engine=NAME,
-            source=DRAFT_INIT,
-            num_hidden_layers=layers,
-        )
 
 
 def _nested(cfg: Any) -> list[int] | None:

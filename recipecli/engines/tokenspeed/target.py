@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from recipecli.codes import finding
@@ -131,34 +131,7 @@ def step_aux(run: EngineRun) -> Iterable[Finding]:
         ),
     )
     run.set("aux_layers", layers, where)
-    top = cfg.get("eagle_aux_hidden_state_layer_ids")
-    if top and cfg.get("eagle_config") is not None and list(top) != list(ids):
-        yield finding(
-            "aux.top_level_ignored",
-            f"the draft config has eagle_config, so tokenspeed captures {('the ids ' + str(ids)) if ids else 'its default layers'} "
-            f"and ignores the top-level ids {list(top)} (which size fc): make both lists agree",
-            severity="error" if len(top) != len(ids or default_aux_layers(L)) else "warning",
-            engine=NAME,
-            source=WIRE,
-            top_level=list(top),
-            nested=ids,
-        )
-    if not ids:
-        trained = trained_layers(d, L)
-        yield finding(
-            "aux.default",
-            f"draft names no aux layer ids: tokenspeed captures the target's default hidden states {layers}"
-            + (
-                "; the draft's format was trained on that default"
-                if trained == layers
-                else "; if the draft was trained on others acceptance collapses silently — add eagle_aux_hidden_state_layer_ids"
-            ),
-            severity="info" if trained == layers else "warning",
-            engine=NAME,
-            source=(WIRE, CAPTURE),
-            layers=layers,
-            L=L,
-        )
+    yield from _ids_not_given(run, ids, layers)
     bad = [
         j
         for j in ids
@@ -206,4 +179,38 @@ def step_aux(run: EngineRun) -> Iterable[Finding]:
             source=(CAPTURE, "vLLM PR #43671", "SGLang PR #32334"),
             captured=layers,
             trained_on=trained,
+        )
+
+
+def _ids_not_given(run: EngineRun, ids: list[int], layers: list[int]) -> Iterator[Finding]:
+    """Ids tokenspeed does not read (a top-level list beside ``eagle_config``), or none at all."""
+    d, L = run.ctx.draft, run.ctx.target.L
+    cfg = run.ctx.draft_ck.config
+    top = cfg.get("eagle_aux_hidden_state_layer_ids")
+    if top and cfg.get("eagle_config") is not None and list(top) != list(ids):
+        yield finding(
+            "aux.top_level_ignored",
+            f"the draft config has eagle_config, so tokenspeed captures {('the ids ' + str(ids)) if ids else 'its default layers'} "
+            f"and ignores the top-level ids {list(top)} (which size fc): make both lists agree",
+            severity="error" if len(top) != len(ids or default_aux_layers(L)) else "warning",
+            engine=NAME,
+            source=WIRE,
+            top_level=list(top),
+            nested=ids,
+        )
+    if not ids:
+        trained = trained_layers(d, L)
+        yield finding(
+            "aux.default",
+            f"draft names no aux layer ids: tokenspeed captures the target's default hidden states {layers}"
+            + (
+                "; the draft's format was trained on that default"
+                if trained == layers
+                else "; if the draft was trained on others acceptance collapses silently — add eagle_aux_hidden_state_layer_ids"
+            ),
+            severity="info" if trained == layers else "warning",
+            engine=NAME,
+            source=(WIRE, CAPTURE),
+            layers=layers,
+            L=L,
         )

@@ -127,38 +127,7 @@ def step_aux(run: EngineRun) -> Iterable[Finding]:
     given = top or list(eagle_cfg.get("layer_ids") or [])
     trained = trained_layers(d, L)
     if not given:
-        same = trained is not None and sorted(set(trained)) == layers
-        if nested:
-            sev = "info" if same else "error"
-            tail = (
-                "; they equal that default"
-                if same
-                else f"; the draft's ids {nested} are ignored and it drafts from the wrong layers — copy them to a "
-                "top-level eagle_aux_hidden_state_layer_ids"
-                + (f" as hidden-state indices {trained}" if trained is not None else "")
-            )
-            msg = f"aux ids sit only under eagle_config, which vLLM's default (V2) runner does not read: it captures the target's default hidden states {layers}{tail}"
-        else:
-            sev = "info" if same else "warning"
-            msg = (
-                f"draft names no aux layer ids: vLLM captures the target's default hidden states {layers}"
-                + (
-                    "; the draft's format was trained on that default"
-                    if same
-                    else "; if the draft was trained on others acceptance collapses silently — add "
-                    "eagle_aux_hidden_state_layer_ids"
-                )
-            )
-        yield finding(
-            "aux.default",
-            msg,
-            severity=sev,
-            engine=NAME,
-            source=(AUX_FROM_CONFIG, AUX_DEFAULT),
-            layers=layers,
-            L=L,
-            nested_ids=nested,
-        )
+        yield _aux_default(layers, trained, nested, L)
     bad = [i for i in given if not 0 <= i <= L]
     if bad:
         yield finding(
@@ -203,3 +172,42 @@ def step_aux(run: EngineRun) -> Iterable[Finding]:
             captured=layers,
             trained_on=trained,
         )
+
+
+def _aux_default(
+    layers: list[int], trained: list[int] | None, nested: list[int], L: int
+) -> Finding:
+    """``aux.default``: the draft names no ids vLLM's V2 runner reads, so it captures the target's
+    default (an error when the draft's ids sit only under ``eagle_config`` and differ)."""
+    same = trained is not None and sorted(set(trained)) == layers
+    if nested:
+        sev = "info" if same else "error"
+        tail = (
+            "; they equal that default"
+            if same
+            else f"; the draft's ids {nested} are ignored and it drafts from the wrong layers — copy them to a "
+            "top-level eagle_aux_hidden_state_layer_ids"
+            + (f" as hidden-state indices {trained}" if trained is not None else "")
+        )
+        msg = f"aux ids sit only under eagle_config, which vLLM's default (V2) runner does not read: it captures the target's default hidden states {layers}{tail}"
+    else:
+        sev = "info" if same else "warning"
+        msg = (
+            f"draft names no aux layer ids: vLLM captures the target's default hidden states {layers}"
+            + (
+                "; the draft's format was trained on that default"
+                if same
+                else "; if the draft was trained on others acceptance collapses silently — add "
+                "eagle_aux_hidden_state_layer_ids"
+            )
+        )
+    return finding(
+        "aux.default",
+        msg,
+        severity=sev,
+        engine=NAME,
+        source=(AUX_FROM_CONFIG, AUX_DEFAULT),
+        layers=layers,
+        L=L,
+        nested_ids=nested,
+    )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 from recipecli.codes import finding
 from recipecli.engines.base import (
@@ -165,6 +165,14 @@ def step_tensors(run: EngineRun) -> Iterable[Finding]:
             draft_target_hidden=Ht,
             target_hidden=t.H,
         )
+    yield from _vocab_and_bias(run)
+
+
+def _vocab_and_bias(run: EngineRun) -> Iterator[Finding]:
+    """The vocabulary map as vLLM loads it (``draft_id_to_target_id`` exists only when Vd != V),
+    and an ``fc.bias`` its loader skips."""
+    tensors = run.ctx.draft_ck.tensors
+    t = run.ctx.target
     # vocabulary map as vLLM uses it
     V, Vd = t.V, run.get("Vd")
     if V is not None and Vd is not None and Vd != V and "d2t" not in tensors:
@@ -254,53 +262,64 @@ def step_sharing(run: EngineRun) -> Iterable[Finding]:
             V=t.V,
         )
     for tp in ctx.tps:
-        dtp = ctx.draft_tp_for(tp)
-        if dtp not in (1, tp):
+        yield from _tp_findings(run, tp)
+
+
+def _tp_findings(run: EngineRun, tp: int) -> Iterator[Finding]:
+    """At target TP ``tp``: the draft TP, the vocabularies and heads over TP, and the sharing row
+    (appended to ``run.sharing`` when the draft TP is valid)."""
+    ctx = run.ctx
+    d, t = ctx.draft, ctx.target
+    H = run.get("H")
+    Vd = run.get("Vd")
+    V_draft = run.get("V")
+    dtp = ctx.draft_tp_for(tp)
+    if dtp not in (1, tp):
+        yield finding(
+            "draft_tp.invalid",
+            f"draft_tensor_parallel_size {dtp} must be 1 or the target TP {tp}",
+            engine=NAME,
+            tp=tp,
+            source=DRAFT_TP,
+            draft_tp=dtp,
+        )
+        return
+    items = [("target embedding", t.V, tp)]
+    if d.has_embed or H != t.H:
+        items.append(("draft embedding", V_draft, dtp))
+    if Vd:
+        items.append(("draft lm_head", Vd, dtp))
+    for what, v, n in items:
+        if v and pad64(v) % n:
             yield finding(
-                "draft_tp.invalid",
-                f"draft_tensor_parallel_size {dtp} must be 1 or the target TP {tp}",
+                "tp.vocab_indivisible",
+                f"{what}: padded vocab {pad64(v)} (vocab {v} padded to 64) is not divisible by TP {n}; "
+                "pick another TP",
                 engine=NAME,
                 tp=tp,
-                source=DRAFT_TP,
-                draft_tp=dtp,
+                source=VOCAB_PARALLEL,
+                what=what,
+                vocab=v,
+                padded=pad64(v),
+                tp_size=n,
             )
-            continue
-        items = [("target embedding", t.V, tp)]
-        if d.has_embed or H != t.H:
-            items.append(("draft embedding", V_draft, dtp))
-        if Vd:
-            items.append(("draft lm_head", Vd, dtp))
-        for what, v, n in items:
-            if v and pad64(v) % n:
-                yield finding(
-                    "tp.vocab_indivisible",
-                    f"{what}: padded vocab {pad64(v)} (vocab {v} padded to 64) is not divisible by TP {n}; "
-                    "pick another TP",
-                    engine=NAME,
-                    tp=tp,
-                    source=VOCAB_PARALLEL,
-                    what=what,
-                    vocab=v,
-                    padded=pad64(v),
-                    tp_size=n,
-                )
-        for what, nh, nkv, n in (
-            ("target", t.nh, None if t.mla else t.nkv, tp),
-            ("draft", run.get("nh"), run.get("nkv"), dtp),
-        ):
-            if not heads_ok(nh, nkv, n):
-                yield finding(
-                    "tp.heads_indivisible",
-                    f"{what} attention heads {nh} / KV heads {nkv} do not split over TP {n}",
-                    engine=NAME,
-                    tp=tp,
-                    source=src("vllm/model_executor/models/llama.py", "LlamaAttention.__init__"),
-                    what=what,
-                    heads=nh,
-                    kv_heads=nkv,
-                    tp_size=n,
-                )
-        run.sharing.append(_sharing(run, tp, dtp))
+    for what, nh, nkv, n in (
+        ("target", t.nh, None if t.mla else t.nkv, tp),
+        ("draft", run.get("nh"), run.get("nkv"), dtp),
+    ):
+        if not heads_ok(nh, nkv, n):
+            yield finding(
+                "tp.heads_indivisible",
+                f"{what} attention heads {nh} / KV heads {nkv} do not split over TP {n}",
+                engine=NAME,
+                tp=tp,
+                source=src("vllm/model_executor/models/llama.py", "LlamaAttention.__init__"),
+                what=what,
+                heads=nh,
+                kv_heads=nkv,
+                tp_size=n,
+            )
+    run.sharing.append(_sharing(run, tp, dtp))
 
 
 def _sharing(run: EngineRun, tp: int, dtp: int):
