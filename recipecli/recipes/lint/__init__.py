@@ -1,0 +1,182 @@
+"""``recipecli lint``: findings about a recipe without rendering or touching the network.
+
+Checks (each finding's ``source`` is ``file:line``, plus the rule's origin):
+
+* schema errors (all of them, not just the first);
+* engine flags unknown to the engine's shipped catalog (vLLM: built from the v0.33.0 wheel;
+  tokenspeed: lightseekorg/tokenspeed f4d8ec6e ``server_args.py``; SGLang: 0.5.23
+  ``server_args.py``), with "did you mean"; flags
+  REMOVED from vLLM (``--rope-scaling``) with what to use instead; ``bench`` keys unknown to
+  ``vllm bench serve``; values of the wrong type for the flag (catalog ``type``);
+* env vars wrong for the profile's vendor (``CUDA_VISIBLE_DEVICES``/``ROCR_VISIBLE_DEVICES`` on
+  AMD -> ``HIP_VISIBLE_DEVICES``, ROCm vars on NVIDIA), unknown ``VLLM_*`` vars;
+* tokenspeed: ``--tensor-parallel-size``/``--tp`` together with ``--attn-tp-size``; an EAGLE top-k
+  other than 1 (docs/engines/tokenspeed.md#serve-flags);
+* SGLang (0.5.23 catalog from ``server_args.py``): two names of one argument, draft tokens SGLang
+  would reset, a top-k > 1 tree on paged KV with a backend that cannot run it
+  (:func:`.engine_rules.lint_sglang`);
+* every override source (``text_overrides``, ``hf-overrides`` engine args, per engine and hardware
+  profile) through the placement rule of :mod:`recipecli.recipes.overrides` — the findings render
+  gives; ``tensor_parallel_size`` inside the speculative config, JSON-valued args that are not
+  valid JSON, a ``default_hardware`` that names no profile.
+
+Modules: :mod:`.flags`, :mod:`.env`, :mod:`.engine_rules` (per engine), :mod:`.override_rules`;
+:mod:`.common` builds every finding; this module runs them (:func:`lint_loaded`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from recipecli.errors import RecipeError
+from recipecli.findings import Finding
+from recipecli.recipes.lint.common import finding
+from recipecli.recipes.lint.engine_rules import (
+    SGLANG_PAGE_TREE_BACKENDS,
+    SGLANG_SPEC_RULE,
+    lint_sglang,
+    lint_tokenspeed,
+)
+from recipecli.recipes.lint.env import lint_env
+from recipecli.recipes.lint.flags import check_flag, check_flag_value, lint_flags
+from recipecli.recipes.lint.override_rules import (
+    ENGINE_NEUTRAL,
+    NEUTRAL_RULES,
+    lint_known_keys,
+    lint_overrides,
+)
+from recipecli.recipes.loader import Recipe, bundled_dir, load_recipe
+from recipecli.recipes.schema import validate
+
+__all__ = [
+    "ENGINE_NEUTRAL",
+    "NEUTRAL_RULES",
+    "RECIPE_GLOBS",
+    "SGLANG_PAGE_TREE_BACKENDS",
+    "SGLANG_SPEC_RULE",
+    "check_flag",
+    "check_flag_value",
+    "expand_refs",
+    "lint_loaded",
+    "lint_recipe",
+]
+
+
+def _lint_unsupported(recipe: Recipe) -> list[Finding]:
+    """``unsupported: {engine: reason}``: the recipe says the engine cannot serve its pair (info:
+    the recipe is right to say so; render refuses that engine unless --force, docs show the
+    reason)."""
+    return [
+        finding(
+            "recipe.engine_unsupported",
+            "info",
+            engine,
+            f"{recipe.name} is not served on {engine}: {reason}",
+            recipe.where("unsupported", engine),
+            "docs/recipes-format.md#unsupported-engines",
+        )
+        for engine, reason in (recipe.get("unsupported") or {}).items()
+    ]
+
+
+def _lint_misc(recipe: Recipe) -> list[Finding]:
+    out: list[Finding] = []
+    default = recipe.get("default_hardware")
+    profiles = recipe.get("hardware") or {}
+    if default is not None and default not in profiles:
+        out.append(
+            finding(
+                "recipe.default_hardware",
+                "error",
+                "any",
+                f"default_hardware {default!r} names no hardware profile "
+                f"(profiles: {', '.join(profiles) or 'none'})",
+                recipe.where("default_hardware"),
+            )
+        )
+    return out
+
+
+def lint_loaded(recipe: Recipe) -> list[Finding]:
+    """Lint a loaded recipe (``render`` calls this before rendering: :func:`.render.lint_gate`).
+
+    Args:
+        recipe: a recipe loaded with or without schema validation.
+
+    Returns:
+        findings, schema errors first (only those when the schema fails: the other checks
+        assume the documented shapes).
+    """
+    schema_errors = validate(recipe.data)
+    out = [
+        finding(
+            "recipe.schema", "error", "any", message, recipe.where(*path), "docs/recipe.schema.json"
+        )
+        for path, message in schema_errors
+    ]
+    if schema_errors:
+        return out
+    for check in (
+        _lint_unsupported,
+        _lint_misc,
+        lint_flags,
+        lint_env,
+        lint_tokenspeed,
+        lint_sglang,
+        lint_overrides,
+        lint_known_keys,
+    ):
+        out.extend(check(recipe))
+    return out
+
+
+def lint_recipe(ref: str) -> list[Finding]:
+    """Lint one recipe.
+
+    Args:
+        ref: recipe path or bundled name.
+
+    Returns:
+        findings, schema errors first. A YAML-level problem (invalid YAML, alias, duplicate key,
+        too large) is returned as one ``recipe.yaml`` error.
+
+    Raises:
+        RecipeError: only when the file cannot be found at all or is a directory.
+    """
+    try:
+        recipe = load_recipe(ref, validate_schema=False)
+    except RecipeError as exc:
+        if exc.message.startswith(("no such recipe", "is a directory")):
+            raise
+        return [finding("recipe.yaml", "error", "any", exc.message, exc.path or ref)]
+    return lint_loaded(recipe)
+
+
+RECIPE_GLOBS: tuple[str, ...] = ("*.yaml", "*.yml")
+"""Files of a directory that ``recipecli lint DIR`` lints (not recursive), as ``docs`` does."""
+
+
+def expand_refs(refs: Iterable[str]) -> list[str]:
+    """Replace each directory in ``refs`` by its ``*.yaml``/``*.yml`` files (sorted, not
+    recursive); files and bundled names pass through.
+
+    Raises:
+        RecipeError: a directory that holds no such file (names the directory).
+    """
+    from pathlib import Path
+
+    out: list[str] = []
+    for ref in refs:
+        path = Path(ref)
+        if not path.is_dir() or ("/" not in ref and (bundled_dir() / f"{ref}.yaml").is_file()):
+            out.append(ref)
+            continue
+        files = sorted({str(f) for g in RECIPE_GLOBS for f in path.glob(g) if f.is_file()})
+        if not files:
+            raise RecipeError(
+                "is a directory with no *.yaml/*.yml recipe files",
+                path=ref,
+                hint="lint takes recipe files, bundled names, or directories of recipe files",
+            )
+        out.extend(files)
+    return out

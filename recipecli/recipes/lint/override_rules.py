@@ -1,0 +1,127 @@
+"""Lint rules on config overrides: every override source, per engine and hardware profile,
+through the one placement rule of :mod:`recipecli.recipes.overrides` (the findings render gives),
+and stale ``text_overrides_known_keys``."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from recipecli.errors import RecipeError
+from recipecli.findings import Finding
+from recipecli.recipes import engines as E
+from recipecli.recipes.lint.common import finding
+from recipecli.recipes.loader import Recipe
+from recipecli.recipes.overrides import override_sources, place_overrides
+
+
+def lint_known_keys(recipe: Recipe) -> list[Finding]:
+    """A ``text_overrides_known_keys`` entry that ``text_overrides`` does not set is stale."""
+    overrides = recipe.get("text_overrides") or {}
+    return [
+        finding(
+            "recipe.known_key_unused",
+            "warning",
+            "any",
+            f"text_overrides_known_keys lists {key!r} but text_overrides does not set it",
+            recipe.where("text_overrides_known_keys", str(i)),
+            key=key,
+        )
+        for i, key in enumerate(recipe.get("text_overrides_known_keys") or ())
+        if key not in overrides
+    ]
+
+
+def _snapshot_config(target: str) -> Mapping[str, Any] | None:
+    from recipecli.recipes.targets import bundled_snapshot_path
+
+    snap = bundled_snapshot_path(str(target or ""))
+    if snap is None:
+        return None
+    return json.loads(snap.read_text(encoding="utf-8"))["config"]
+
+
+ENGINE_NEUTRAL: frozenset[str] = frozenset(
+    {"recipe.override_absent", "recipe.override_unknown_key", "recipe.override_is_engine_flag"}
+)
+"""Override findings that do not depend on the engine (lint reports them once, engine ``any``)."""
+
+NEUTRAL_RULES: dict[str, str] = {
+    "recipe.override_absent": "the target's config.json; docs/engines/vllm.md#hf-overrides",
+    "recipe.override_unknown_key": (
+        "the target's config.json and transformers 5.24.0 configuration_utils.py "
+        "PreTrainedConfig fields"
+    ),
+    "recipe.override_is_engine_flag": (
+        "docker/model-runner#912; docs/engines/vllm.md#hf-overrides, "
+        "docs/engines/tokenspeed.md#hf-overrides"
+    ),
+}
+
+
+def _local_config(recipe: Recipe, source: str) -> Mapping[str, Any] | None:
+    """The recipe's ``target_config`` when it is a local file or checkpoint dir (relative to the
+    recipe file, or as given); None otherwise (lint reads nothing from the network)."""
+    from pathlib import Path
+
+    from recipecli.errors import RecipeCliError
+    from recipecli.recipes.targets import load_target_config
+
+    for candidate in (Path(recipe.path).parent / source, Path(source)):
+        if candidate.exists():
+            try:
+                return load_target_config("", override=str(candidate))[0]
+            except RecipeCliError:
+                return None
+    return None
+
+
+def lint_overrides(recipe: Recipe) -> list[Finding]:
+    """Every override source, per engine and hardware profile, through the one placement rule
+    (:func:`recipecli.recipes.overrides.place_overrides`) against the target's bundled snapshot
+    (unknown targets: only the engine-flag check). Same findings as ``render``."""
+    known = recipe.get("text_overrides_known_keys") or ()
+    profiles = [None, *((recipe.get("hardware") or {}).keys())]
+    out: list[Finding] = []
+    seen: set[tuple[str, str, str]] = set()
+    unsupported = recipe.get("unsupported") or {}
+    for engine in E.ENGINES:
+        if engine in unsupported:
+            continue  # the recipe says why the engine cannot serve the pair (render refuses it)
+        for hw_name in profiles:
+            hw = (recipe.get("hardware") or {}).get(hw_name) or {} if hw_name else {}
+            try:
+                sources = override_sources(recipe, engine, hw_name)
+            except RecipeError as exc:
+                key = ("recipe.json_invalid", exc.path or "", engine)
+                if key not in seen:
+                    seen.add(key)
+                    out.append(
+                        finding(
+                            "recipe.override_value", "error", engine, exc.message, exc.path or ""
+                        )
+                    )
+                continue
+            if not any(src.value for src in sources):
+                continue
+            target = hw.get("target") or recipe.get("target")
+            given = hw.get("target_config") or recipe.get("target_config")
+            config = _local_config(recipe, given) if given else _snapshot_config(target)
+            for f in place_overrides(engine, sources, config, known=known).findings:
+                if f.code in ENGINE_NEUTRAL:
+                    # the same fact for both engines: report it once, for any engine
+                    f = Finding(
+                        f.code,
+                        f.severity,
+                        "any",
+                        f.message,
+                        evidence=f.evidence,
+                        source=f"{f.source.partition('; ')[0]}; {NEUTRAL_RULES[f.code]}",
+                    )
+                key = (f.code, f.source.partition("; ")[0], f.message, f.engine)
+                if key in seen:
+                    continue
+                seen.add(key)
+                out.append(f)
+    return out
