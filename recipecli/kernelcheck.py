@@ -28,6 +28,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from recipecli.codes import finding
 from recipecli.draft import DraftModel
 from recipecli.errors import CheckpointFormatError, MissingDependencyError, UsageError
 from recipecli.findings import Finding
@@ -608,13 +609,63 @@ def report(norms: DraftNorms, results: Sequence[CaseResult], device: str) -> dic
 
 
 def _skipped(message: str, **evidence: Any) -> list[Finding]:
-    return [
-        Finding("kernel.skipped", "info", "any", message, evidence=evidence, source=SOURCE_FACTS)
-    ]
+    return [finding("kernel.skipped", message, source=SOURCE_FACTS, **evidence)]
+
+
+def _mismatches(results: Sequence[CaseResult], device: str) -> list[Finding]:
+    """``kernel.mismatch`` (error) per failing case."""
+    out = []
+    for r in results:
+        if not r.passed:
+            m = r.metrics
+            out.append(finding(
+                "kernel.mismatch",
+                f"fused {r.kind} kernel differs from the reference ({r.convention}, {r.path}, N={r.n}, {r.dtype}): "
+                f"max {m['max_ulp']} ulp, max abs {m['max_abs_err']:.3g}",
+                source=SOURCE_CONVENTIONS, device=device, **r.to_dict(),
+            ))  # fmt: skip
+    return out
+
+
+def _ineligible(results: Sequence[CaseResult]) -> list[Finding]:
+    """``kernel.ineligible`` (warning) once per (kind, engine) whose fused path is not taken."""
+    out = []
+    seen: set[tuple[str, str]] = set()
+    for r in results:
+        for engine, verdict in r.guards.items():
+            if verdict["eligible"] is not False or (r.kind, engine) in seen:
+                continue
+            reasons = [x for x in verdict["reasons"] if "N == 0" not in x]
+            if not reasons:
+                continue
+            seen.add((r.kind, engine))
+            out.append(finding(
+                "kernel.ineligible",
+                f"{engine} will not take its fused {r.kind} RMSNorm path for this draft: {'; '.join(reasons)}",
+                engine=engine, source=SOURCE_FACTS,
+                kind=r.kind, dtype=r.dtype, widths=list(r.widths), reasons=reasons,
+            ))  # fmt: skip
+    return out
+
+
+def _passed(
+    results: Sequence[CaseResult], norms: DraftNorms, device: str, tokens: Sequence[int]
+) -> Finding:
+    """``kernel.pass`` (info): every case matched."""
+    worst = max((r.metrics["max_ulp"] for r in results), default=0)
+    return finding(
+        "kernel.pass",
+        f"fused norm kernels match the reference on this draft's norms ({len(results)} cases on {device}, "
+        f"max {worst} ulp)",
+        source=SOURCE_CONVENTIONS, device=device, tokens=list(tokens), dtype=norms.dtype, eps=norms.eps,
+        weights={w.name: w.origin for w in (*(norms.layer0 or ()), *norms.fc_norm)},
+        notes=list(norms.notes),
+    )  # fmt: skip
 
 
 def kernel_findings(draft_ckpt: Any, mode: str = "auto") -> list[Finding]:
-    """Findings for ``recipecli check --kernel MODE``.
+    """Findings for ``recipecli check --kernel MODE``, built through the code catalog
+    (:func:`recipecli.codes.finding`).
 
     Args:
         draft_ckpt: an opened draft :class:`~recipecli.checkpoint.Checkpoint`, or its SOURCE string.
@@ -652,40 +703,7 @@ def kernel_findings(draft_ckpt: Any, mode: str = "auto") -> list[Finding]:
         results = run_cases(norms, tokens, device, both_paths=False)
     except (CheckpointFormatError, UsageError, MissingDependencyError) as exc:
         return _skipped(f"kernel not verified: {exc.one_line()}")
-    findings: list[Finding] = []
-    for r in results:
-        if not r.passed:
-            m = r.metrics
-            findings.append(Finding(
-                "kernel.mismatch", "error", "any",
-                f"fused {r.kind} kernel differs from the reference ({r.convention}, {r.path}, N={r.n}, {r.dtype}): "
-                f"max {m['max_ulp']} ulp, max abs {m['max_abs_err']:.3g}",
-                evidence={"device": device, **r.to_dict()}, source=SOURCE_CONVENTIONS,
-            ))  # fmt: skip
-    seen: set[tuple[str, str]] = set()
-    for r in results:
-        for engine, verdict in r.guards.items():
-            if verdict["eligible"] is not False or (r.kind, engine) in seen:
-                continue
-            reasons = [x for x in verdict["reasons"] if "N == 0" not in x]
-            if not reasons:
-                continue
-            seen.add((r.kind, engine))
-            findings.append(Finding(
-                "kernel.ineligible", "warning", engine,
-                f"{engine} will not take its fused {r.kind} RMSNorm path for this draft: {'; '.join(reasons)}",
-                evidence={"kind": r.kind, "dtype": r.dtype, "widths": list(r.widths), "reasons": reasons},
-                source=SOURCE_FACTS,
-            ))  # fmt: skip
+    findings = _mismatches(results, device) + _ineligible(results)
     if all(r.passed for r in results):
-        worst = max((r.metrics["max_ulp"] for r in results), default=0)
-        findings.insert(0, Finding(
-            "kernel.pass", "info", "any",
-            f"fused norm kernels match the reference on this draft's norms ({len(results)} cases on {device}, "
-            f"max {worst} ulp)",
-            evidence={"device": device, "tokens": list(tokens), "dtype": norms.dtype, "eps": norms.eps,
-                      "weights": {w.name: w.origin for w in (*(norms.layer0 or ()), *norms.fc_norm)},
-                      "notes": list(norms.notes)},
-            source=SOURCE_CONVENTIONS,
-        ))  # fmt: skip
+        findings.insert(0, _passed(results, norms, device, tokens))
     return findings
