@@ -197,37 +197,13 @@ def _check_recipe(
 ) -> int:
     """``check --recipe``: one check run per distinct deployment of the recipe's engines
     (:func:`recipecli.recipecheck.group_deployments`); exit 1 when any fails."""
-    from recipecli.check import ENGINES, format_result, run_check
-    from recipecli.output import paint, wrap_line
-    from recipecli.recipecheck import (
-        describe,
-        group_deployments,
-        recipe_deployments,
-        unsupported_engines,
-    )
-    from recipecli.recipes.engines import ENGINES as RECIPE_ENGINES
+    from recipecli.check import run_check
+    from recipecli.recipecheck import group_deployments, recipe_deployments, unsupported_engines
     from recipecli.recipes.loader import load_recipe
 
     rec = load_recipe(ref)
     reasons = unsupported_engines(rec)
-    if engine == "all":
-        # the engines recipes render for, less those this recipe marks unsupported (checked
-        # only on request)
-        renderable = tuple(e for e in ENGINES if e in RECIPE_ENGINES)
-        engines = tuple(e for e in renderable if e not in reasons)
-        skipped = {e: reasons[e] for e in renderable if e in reasons}
-        if not engines:
-            raise UsageError(
-                f"recipe {rec.name} marks every engine unsupported; check one with --engine",
-                path=ref,
-            )
-    elif engine not in RECIPE_ENGINES:
-        raise UsageError(
-            f"--recipe: recipes render for {', '.join(RECIPE_ENGINES)}, not {engine}; check "
-            f"its pair with `recipecli check TARGET DRAFT --engine {engine}`"
-        )
-    else:
-        engines, skipped = (engine,), {}
+    engines, skipped = _recipe_engines(rec.name, ref, engine, reasons)
     deps = recipe_deployments(rec, engines, hardware)
     opened: dict[tuple[str, str | None], Any] = {}
 
@@ -277,11 +253,51 @@ def _check_recipe(
                 "ok": ok,
             }
         )
-        return EXIT_OK if ok else EXIT_FINDINGS
+    else:
+        _print_recipe_text(rec.name, hw, runs, skipped, strict)
+    return EXIT_OK if ok else EXIT_FINDINGS
+
+
+def _recipe_engines(
+    name: str, ref: str, engine: str, reasons: dict[str, str]
+) -> tuple[tuple[str, ...], dict[str, str]]:
+    """The engines ``check --recipe`` checks, and those it leaves out with their reasons
+    (``reasons``: engine -> why the recipe marks it unsupported): ``--engine all`` = the
+    engines recipes render for, less those the recipe marks unsupported (checked only on
+    request)."""
+    from recipecli.check import ENGINES
+    from recipecli.recipes.engines import ENGINES as RECIPE_ENGINES
+
+    if engine == "all":
+        renderable = tuple(e for e in ENGINES if e in RECIPE_ENGINES)
+        engines = tuple(e for e in renderable if e not in reasons)
+        if not engines:
+            raise UsageError(
+                f"recipe {name} marks every engine unsupported; check one with --engine",
+                path=ref,
+            )
+        return engines, {e: reasons[e] for e in renderable if e in reasons}
+    if engine not in RECIPE_ENGINES:
+        raise UsageError(
+            f"--recipe: recipes render for {', '.join(RECIPE_ENGINES)}, not {engine}; check "
+            f"its pair with `recipecli check TARGET DRAFT --engine {engine}`"
+        )
+    return (engine,), {}
+
+
+def _print_recipe_text(
+    name: str, hw: str | None, runs: list, skipped: dict[str, str], strict: bool
+) -> None:
+    """One block per check run (titled with the recipe, hardware and deployments), then one
+    note per engine left out."""
+    from recipecli.check import format_result
+    from recipecli.output import paint, wrap_line
+    from recipecli.recipecheck import describe
+
     look = style()
     blocks = []
     for group, res in runs:
-        title = f"recipe {rec.name}" + (f", hardware {hw}" if hw else "")
+        title = f"recipe {name}" + (f", hardware {hw}" if hw else "")
         blocks.append(f"{title}: {describe(group)}\n" + format_result(res, strict=strict, **look))
     for e, reason in skipped.items():
         note = (
@@ -292,4 +308,3 @@ def _check_recipe(
         lines[0] = paint(e, "warning", look["color"]) + lines[0][len(e) :]
         blocks.append("\n".join(lines))
     click.echo("\n\n".join(blocks), color=look["color"])
-    return EXIT_OK if ok else EXIT_FINDINGS
