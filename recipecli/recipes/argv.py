@@ -8,9 +8,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import recipecli.recipes.engines as E
 from recipecli.errors import RecipeError
 from recipecli.findings import Finding
-from recipecli.recipes import engines as E
 from recipecli.recipes.resolve import Resolved
 from recipecli.recipes.values import flag_argv, json_text, scalar_text, serve_flag_argv
 

@@ -56,9 +56,9 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import recipecli.recipes.engines as E
 from recipecli.errors import RecipeError, UsageError
 from recipecli.findings import Finding
-from recipecli.recipes import engines as E
 from recipecli.recipes.loader import Recipe
 from recipecli.recipes.sets import SetItem
 from recipecli.recipes.values import normalise_json_value

@@ -22,8 +22,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import recipecli.recipes.engines as E
 from recipecli.errors import RecipeError, UsageError
-from recipecli.recipes import engines as E
 from recipecli.recipes.argv import (
     RECORDING_FLAGS,
     WORKLOAD_KEYS,

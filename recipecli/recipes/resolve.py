@@ -19,9 +19,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import recipecli.recipes.engines as E
 from recipecli.errors import RecipeError, UsageError
 from recipecli.findings import Finding
-from recipecli.recipes import engines as E
 from recipecli.recipes.loader import Recipe
 from recipecli.recipes.overrides import (
     OverrideSource,

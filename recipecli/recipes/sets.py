@@ -32,8 +32,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import recipecli.recipes.engines as E
 from recipecli.errors import UsageError
-from recipecli.recipes import engines as E
 from recipecli.recipes.catalog import load_catalog
 from recipecli.recipes.values import parse_json
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+import recipecli.recipes.engines as E
 from recipecli.findings import Finding
-from recipecli.recipes import engines as E
 from recipecli.recipes.catalog import Catalog, load_catalog
 from recipecli.recipes.lint.common import finding
 from recipecli.recipes.loader import Recipe

@@ -8,9 +8,9 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+import recipecli.recipes.engines as E
 from recipecli.errors import RecipeError
 from recipecli.findings import Finding
-from recipecli.recipes import engines as E
 from recipecli.recipes.lint.common import finding
 from recipecli.recipes.loader import Recipe
 from recipecli.recipes.overrides import override_sources, place_overrides
