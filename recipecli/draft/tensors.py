@@ -121,3 +121,14 @@ def layer_indices(names: Iterable[str], tensor_prefix: str) -> set[int]:
         if parsed:
             out.add(parsed[0])
     return out
+
+
+_NUMBERED_LAYER = re.compile(r"^(?:midlayer|layers)\.(\d+)\.(.+)$")
+
+
+def numbered_layer_name(bare: str) -> tuple[int, str] | None:
+    """(layer index, name below the prefix) of an explicitly numbered layer tensor,
+    ``midlayer.{i}.X`` or ``layers.{i}.X``, given without tensor prefix (later layers of
+    multi-layer drafts); None otherwise (the flat ``midlayer.X`` included)."""
+    m = _NUMBERED_LAYER.match(bare)
+    return (int(m.group(1)), m.group(2)) if m else None
