@@ -24,7 +24,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -603,6 +603,42 @@ def report(norms: DraftNorms, results: Sequence[CaseResult], device: str) -> dic
         "passed": all(r.passed for r in results),
         "cases": [r.to_dict() for r in results],
     }
+
+
+def format_report(rep: Mapping[str, Any]) -> str:
+    """``recipecli verify-kernel``'s text of a :func:`report` document: the draft's norms, the
+    device, one row per case (max abs error, max ulp, fraction bit-identical, verdict with its
+    tolerances), each engine's fused-path guard per kind, and the overall verdict."""
+    d = rep["draft"]
+    lines = [f"draft: {d['source']}  dtype {d['dtype']}  eps {d['eps']:g} ({d['eps_origin']})"]
+    lines += [f"  {w['name']}: [{w['width']}] {w['origin']}" for w in d["layer0"] + d["fc_norm"]]
+    lines += [f"  note: {note}" for note in d["notes"]]
+    mode = "Triton interpreter (CPU)" if rep["interpreted"] else "CUDA"
+    lines.append(f"device: {rep['device']} — {mode}")
+    lines.append(
+        f"{'case':8} {'conv':11} {'path':6} {'N':>5} {'max abs':>10} {'ulp':>4} {'identical':>10}  result"
+    )
+    for c in rep["cases"]:
+        verdict = "pass" if c["passed"] else "FAIL"
+        limit = "" if c["ulp_limit"] is None else f"<= {c['ulp_limit']} ulp, "
+        lines.append(
+            f"{c['kind']:8} {c['convention']:11} {c.get('path', 'auto'):6} {c['n']:>5} {c['max_abs_err']:>10.3g} {c['max_ulp']:>4} "
+            f"{c['frac_bit_identical']:>10.6f}  {verdict} ({limit}atol {c['atol']:g}, rtol {c['rtol']:g})"
+        )
+    shown: set[tuple[str, str]] = set()
+    states = {True: "fused path taken", False: "NOT eligible", None: "no fused path"}
+    for c in rep["cases"]:
+        for engine, v in c["guards"].items():
+            if (c["kind"], engine) in shown or c["n"] == 0:
+                continue
+            shown.add((c["kind"], engine))
+            extra = "; ".join(v["reasons"] + ([v["note"]] if v.get("note") else []))
+            lines.append(
+                f"guard {engine:10} {c['kind']:8}: {states[v['eligible']]}"
+                + (f" — {extra}" if extra else "")
+            )
+    lines.append("all cases pass" if rep["passed"] else "SOME CASES FAIL")
+    return "\n".join(lines)
 
 
 # ---------------------------------------------------------------- check wiring
