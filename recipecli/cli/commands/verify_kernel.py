@@ -12,41 +12,6 @@ from recipecli.cli.terminal import print_json
 from recipecli.errors import UsageError
 
 
-def _print_text(rep: dict) -> None:
-    d = rep["draft"]
-    click.echo(f"draft: {d['source']}  dtype {d['dtype']}  eps {d['eps']:g} ({d['eps_origin']})")
-    for w in d["layer0"] + d["fc_norm"]:
-        click.echo(f"  {w['name']}: [{w['width']}] {w['origin']}")
-    for note in d["notes"]:
-        click.echo(f"  note: {note}")
-    mode = "Triton interpreter (CPU)" if rep["interpreted"] else "CUDA"
-    click.echo(f"device: {rep['device']} — {mode}")
-    click.echo(
-        f"{'case':8} {'conv':11} {'path':6} {'N':>5} {'max abs':>10} {'ulp':>4} {'identical':>10}  result"
-    )
-    for c in rep["cases"]:
-        verdict = "pass" if c["passed"] else "FAIL"
-        limit = "" if c["ulp_limit"] is None else f"<= {c['ulp_limit']} ulp, "
-        click.echo(
-            f"{c['kind']:8} {c['convention']:11} {c.get('path', 'auto'):6} {c['n']:>5} {c['max_abs_err']:>10.3g} {c['max_ulp']:>4} "
-            f"{c['frac_bit_identical']:>10.6f}  {verdict} ({limit}atol {c['atol']:g}, rtol {c['rtol']:g})"
-        )
-    shown: set[tuple[str, str]] = set()
-    for c in rep["cases"]:
-        for engine, v in c["guards"].items():
-            if (c["kind"], engine) in shown or c["n"] == 0:
-                continue
-            shown.add((c["kind"], engine))
-            state = {True: "fused path taken", False: "NOT eligible", None: "no fused path"}[
-                v["eligible"]
-            ]
-            extra = "; ".join(v["reasons"] + ([v["note"]] if v.get("note") else []))
-            click.echo(
-                f"guard {engine:10} {c['kind']:8}: {state}" + (f" — {extra}" if extra else "")
-            )
-    click.echo("all cases pass" if rep["passed"] else "SOME CASES FAIL")
-
-
 @click.command("verify-kernel")
 @click.option(
     "--draft", "source", default=None, help="Draft SOURCE: directory, snapshot .json or org/name."
@@ -125,5 +90,5 @@ def command(source, revision, widths, chunks, dtype, tokens, device, seed, as_js
     if as_json:
         print_json(rep)
     else:
-        _print_text(rep)
+        click.echo(kc.format_report(rep))
     return 0 if rep["passed"] else 1
