@@ -4,7 +4,7 @@ top-k tree on paged KV with a backend that cannot run it)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import recipecli.recipes.engines as E
@@ -126,6 +126,26 @@ def _int_or_none(value: Any) -> int | None:
     return None
 
 
+def _sglang_alias_conflicts(
+    catalog: Any, present: Mapping[str, tuple[Any, str]], emit: Callable[..., None]
+) -> None:
+    """``recipe.sglang_alias_conflict`` for every SGLang argument given under two names."""
+    by_canonical: dict[str, list[str]] = {}
+    for flag in present:
+        by_canonical.setdefault(catalog.canonical(flag), []).append(flag)
+    for canonical, names in by_canonical.items():
+        if len(names) > 1:
+            emit(
+                "recipe.sglang_alias_conflict",
+                "warning",
+                f"{' and '.join(names)} are one SGLang argument ({canonical}): the later "
+                f"one on the command line wins silently; give one",
+                present[names[-1]][1],
+                "sgl-project/sglang 0.5.23 python/sglang/srt/arg_groups/arg_utils.py "
+                "add_cli_args_from_dataclass (Arg.aliases)",
+            )
+
+
 def lint_sglang(recipe: Recipe) -> list[Finding]:
     """SGLang rules on the merged flags (each finding once per place):
 
@@ -151,20 +171,7 @@ def lint_sglang(recipe: Recipe) -> list[Finding]:
 
     for _, flags in _sglang_layers(recipe):
         present = {f: v for f, v in flags.items() if v[0] not in (False, None)}
-        by_canonical: dict[str, list[str]] = {}
-        for flag in present:
-            by_canonical.setdefault(catalog.canonical(flag), []).append(flag)
-        for canonical, names in by_canonical.items():
-            if len(names) > 1:
-                emit(
-                    "recipe.sglang_alias_conflict",
-                    "warning",
-                    f"{' and '.join(names)} are one SGLang argument ({canonical}): the later "
-                    f"one on the command line wins silently; give one",
-                    present[names[-1]][1],
-                    "sgl-project/sglang 0.5.23 python/sglang/srt/arg_groups/arg_utils.py "
-                    "add_cli_args_from_dataclass (Arg.aliases)",
-                )
+        _sglang_alias_conflicts(catalog, present, emit)
         steps = _int_or_none(present.get("--speculative-num-steps", (None, ""))[0])
         topk = _int_or_none(present.get("--speculative-eagle-topk", (None, ""))[0])
         tokens = present.get("--speculative-num-draft-tokens")
