@@ -104,3 +104,17 @@ def test_emit_json_and_print_json_write_the_same_document(capsys):
     assert capsys.readouterr().out == library
     # key order kept, inf -> null (strict JSON), non-ASCII kept, indent 2, one trailing newline
     assert library == '{\n  "b": null,\n  "a": [\n    1,\n    2.5\n  ],\n  "é": "ü"\n}\n'
+
+
+def test_help_of_every_command_imports_no_heavy_module():
+    # each command module is imported for its --help (and on every TAB of completion): the
+    # heavy libraries are imported inside the command body, when it runs
+    code = (
+        "import sys\nfrom recipecli.cli import COMMANDS, main\n"
+        "for name in COMMANDS:\n"
+        "    try:\n        main([name, '--help'])\n    except SystemExit:\n        pass\n"
+        "print(sorted(m for m in ('torch', 'triton', 'numpy', 'matplotlib') if m in sys.modules))"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip().splitlines()[-1] == "[]"
