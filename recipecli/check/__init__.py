@@ -1,0 +1,66 @@
+"""`recipecli check TARGET DRAFT`: will this EAGLE3 draft serve with this target?
+
+Two kinds of rules. Checkpoint rules (this module, :data:`RULES`) judge the draft itself and hold
+for every engine: is it an EAGLE3 draft, is its ``d2t``/``t2d`` a valid map, was it trained for this
+target's vocabulary. Engine rules are the steps of each engine's load path at a pinned version
+(:mod:`recipecli.engines`): config resolution with the engine's defaults, draft architecture,
+target support, aux hidden states, tensors, sharing and TP, positions. ``run_check`` runs both and
+merges their findings and sharing tables. Rules read only config values, tensor headers, and the
+values of ``d2t`` / ``t2d`` (never the weights).
+"""
+
+from __future__ import annotations
+
+from recipecli.check.rules import (
+    DOCS,
+    RULES,
+    SUMMARY_CODES,
+    CheckContext,
+    Rule,
+    rule,
+    rule_format,
+    rule_norm_output,
+    rule_target_weights,
+    rule_tie,
+    rule_vocab,
+)
+from recipecli.check.run import (
+    CheckResult,
+    kernel_findings,
+    parse_tps,
+    run_check,
+)
+from recipecli.check.text import (
+    FindingLine,
+    format_result,
+    merge_findings,
+)
+from recipecli.draft import TRAINED_CONVENTION
+from recipecli.engines import ENGINES
+from recipecli.engines.common import SharingRow, default_aux_layers, pad64
+
+__all__ = [
+    "CheckContext",
+    "CheckResult",
+    "DOCS",
+    "ENGINES",
+    "FindingLine",
+    "RULES",
+    "Rule",
+    "SUMMARY_CODES",
+    "SharingRow",
+    "TRAINED_CONVENTION",
+    "default_aux_layers",
+    "format_result",
+    "kernel_findings",
+    "merge_findings",
+    "pad64",
+    "parse_tps",
+    "rule",
+    "rule_format",
+    "rule_norm_output",
+    "rule_target_weights",
+    "rule_tie",
+    "rule_vocab",
+    "run_check",
+]

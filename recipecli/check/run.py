@@ -1,0 +1,210 @@
+"""``run_check``: the checkpoint rules and the engine models on one pair, merged into a
+:class:`CheckResult`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from recipecli.check.rules import RULES, _doc
+from recipecli.checkpoint.model import Checkpoint
+from recipecli.codes import finding
+from recipecli.draft import TRAINED_CONVENTION, DraftModel, canonical_draft
+from recipecli.engines import ENGINES, engine_model
+from recipecli.engines.base import PairContext
+from recipecli.engines.common import (
+    SharingRow,
+)
+from recipecli.errors import UsageError
+from recipecli.findings import Finding, has_errors
+from recipecli.target import TargetModel, target_model
+
+# --------------------------------------------------------------------------- driver
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """What `check` returns: models, findings, the sharing table and per-engine readiness.
+
+    Attributes:
+        resolved: engine -> value name -> ``{"value", "origin"}`` as that engine model resolved it
+            (``H``, ``k``, ``aux_layers``, ``architecture`` …).
+        engine_versions: engine -> ``{"repo", "version"}`` modelled.
+    """
+
+    target_source: str
+    draft_source: str
+    target: TargetModel
+    draft: DraftModel
+    findings: tuple[Finding, ...]
+    embed_sharing: tuple[SharingRow, ...]
+    engines: tuple[str, ...]
+    tps: tuple[int, ...]
+    resolved: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    engine_versions: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+
+    def ok(self, strict: bool = False) -> bool:
+        return not has_errors(self.findings, strict=strict)
+
+    def ready_tps(self, engine: str) -> list[int]:
+        """TP sizes at which ``engine`` has no error finding (general or for that TP)."""
+        errs = [f for f in self.findings if f.severity == "error" and f.engine in (engine, "any")]
+        if any(f.tp is None for f in errs):
+            return []
+        bad = {f.tp for f in errs}
+        return [tp for tp in self.tps if tp not in bad]
+
+    def to_dict(self, strict: bool = False) -> dict[str, Any]:
+        return {
+            "target": {"source": self.target_source, **self.target.to_dict()},
+            "draft": {"source": self.draft_source, **self.draft.to_dict()},
+            "engines": {
+                e: {"ready": bool(self.ready_tps(e)), "ready_tp": self.ready_tps(e)}
+                for e in self.engines
+            },
+            "findings": [f.to_dict() for f in self.findings],
+            "embed_sharing": [r.to_dict() for r in self.embed_sharing],
+            "resolved": {e: dict(v) for e, v in self.resolved.items()},
+            "engine_versions": {e: dict(v) for e, v in self.engine_versions.items()},
+            "ok": self.ok(strict),
+        }
+
+
+def parse_tps(text: str) -> tuple[int, ...]:
+    """Parse ``--tp 1,2,4,8``.
+
+    Raises:
+        UsageError: empty, non-integer or non-positive entries.
+    """
+    try:
+        tps = tuple(int(x) for x in text.split(","))
+    except ValueError:
+        raise UsageError(
+            f"--tp {text!r}: expected comma-separated positive integers, e.g. 1,2,4,8"
+        ) from None
+    if not tps or any(t < 1 for t in tps):
+        raise UsageError(f"--tp {text!r}: expected comma-separated positive integers, e.g. 1,2,4,8")
+    return tuple(dict.fromkeys(tps))
+
+
+def run_check(
+    target_ck: Checkpoint,
+    draft_ck: Checkpoint,
+    *,
+    engines: Sequence[str] = ENGINES,
+    tps: Sequence[int] = (1, 2, 4, 8),
+    draft_tp: int | None = None,
+    max_model_len: int | None = None,
+    kernel: str = "skip",
+) -> CheckResult:
+    """Run the checkpoint rules and every requested engine model on a target/draft pair.
+
+    Args:
+        target_ck, draft_ck: checkpoints from :func:`recipecli.checkpoint.open_checkpoint`.
+        engines: engine names (:data:`recipecli.engines.ENGINES`).
+        tps: target tensor-parallel sizes to check.
+        draft_tp: vLLM ``draft_tensor_parallel_size`` (None = the target TP).
+        max_model_len: serving length for ``maxpos.short`` (default: target max_position_embeddings).
+        kernel: ``auto|cpu|cuda|skip``; anything but ``skip`` runs the fused-norm kernel check.
+
+    Returns:
+        :class:`CheckResult`, with each engine model's resolved values in ``resolved``.
+
+    Raises:
+        UsageError: an unknown engine name.
+    """
+    ctx = PairContext(
+        target_ck,
+        draft_ck,
+        target_model(target_ck),
+        canonical_draft(draft_ck),
+        tuple(tps),
+        draft_tp,
+        max_model_len,
+    )
+    models = [engine_model(e) for e in engines]
+    findings: list[Finding] = []
+    for r in RULES:
+        if r.needs_eagle3 and not ctx.draft.is_eagle3:
+            continue
+        findings.extend(r.fn(ctx))
+    rows: list[SharingRow] = []
+    resolved: dict[str, dict[str, Any]] = {}
+    if ctx.draft.is_eagle3:
+        for model in models:
+            run = model.run(ctx)
+            findings.extend(run.findings)
+            rows.extend(run.sharing)
+            resolved[model.name] = {
+                k: {"value": v.value, "origin": v.origin} for k, v in run.resolved.items()
+            }
+        findings.extend(_aux_summary(ctx, resolved))
+        findings.extend(kernel_findings(draft_ck, kernel, tuple(engines)))
+    order = {"error": 0, "warning": 1, "info": 2}
+    findings.sort(key=lambda f: (order[f.severity], f.code, f.engine, f.tp or 0))
+    return CheckResult(
+        target_ck.display_name,
+        draft_ck.display_name,
+        ctx.target,
+        ctx.draft,
+        tuple(findings),
+        tuple(rows),
+        tuple(engines),
+        ctx.tps,
+        resolved,
+        {m.name: m.version_info() for m in models},
+    )
+
+
+def _aux_summary(ctx: PairContext, resolved: Mapping[str, Mapping[str, Any]]) -> list[Finding]:
+    """``aux.convention`` (info): the ids as written, what each engine captures, what the format's
+    convention says the draft was trained on. Engines that differ report ``aux.mismatch``."""
+    from recipecli.engines.common import trained_layers
+
+    d = ctx.draft
+    if d.aux_ids is None or ctx.target.L is None:
+        return []
+    per_engine = {
+        e: list(r["aux_layers"]["value"]) for e, r in resolved.items() if "aux_layers" in r
+    }
+    trained = trained_layers(d)
+    conv = TRAINED_CONVENTION.get(d.format or "", "unknown")
+    detail = "; ".join(f"{e} captures hidden_states{lay}" for e, lay in per_engine.items())
+    msg = f"explicit aux ids {list(d.aux_ids)} ({d.aux_ids_where}): {detail}"
+    if trained is not None:
+        msg += f"; format {d.format} writes {conv} ids, i.e. trained on hidden_states{trained}"
+    differs = [
+        e for e, lay in per_engine.items() if trained is not None and lay != sorted(set(trained))
+    ]
+    return [
+        finding(
+            "aux.convention",
+            msg,
+            source=_doc("aux-layer-conventions", "vLLM PR #43671", "SGLang PR #32334"),
+            ids=list(d.aux_ids),
+            captured=per_engine,
+            trained_on=trained,
+            convention=conv,
+            differs=differs,
+        )
+    ]
+
+
+def kernel_findings(draft_ck: Checkpoint, mode: str, engines: Sequence[str]) -> list[Finding]:
+    """Fused-norm kernel findings (``kernel.*``) from :mod:`recipecli.kernelcheck`; nothing for
+    ``skip`` (torch is not imported then)."""
+    if mode == "skip":
+        return []
+    try:
+        from recipecli import kernelcheck
+    except ImportError:
+        return [
+            finding(
+                "kernel.skipped",
+                "kernel check unavailable in this build (install the kernels extra)",
+                source="docs/verify-kernel.md",
+            )
+        ]
+    return [f for f in kernelcheck.kernel_findings(draft_ck, mode) if f.engine in (*engines, "any")]

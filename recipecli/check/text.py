@@ -1,0 +1,270 @@
+"""The human report of a :class:`~recipecli.check.run.CheckResult` (``recipecli check`` without
+``--json``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from recipecli.check.run import CheckResult
+from recipecli.engines import ENGINES
+from recipecli.findings import Finding
+
+# --------------------------------------------------------------------------- human output
+
+
+def _shape(s: tuple[int, ...] | None) -> str:
+    return f"[{', '.join(str(x) for x in s)}]" if s else "-"
+
+
+def _bytes(n: int | None) -> str:
+    if not n:
+        return "-"
+    return f"{n / 1e9:.2f} GB" if n >= 1e8 else f"{n / 1e6:.1f} MB"
+
+
+_SHOWN = (
+    ("architecture", "arch"),
+    ("H", "H"),
+    ("Ht", "Ht"),
+    ("Vd", "Vd"),
+    ("k", "k"),
+    ("aux_layers", "aux hidden states"),
+)
+
+
+def _resolved_line(values: Mapping[str, Mapping[str, Any]]) -> str:
+    """``arch Eagle3LlamaForCausalLM, H 4096, Vd 32000, k 3*, aux hidden states [2, 16, 29]*``;
+    ``*`` marks a value the engine filled in (a default), not one the checkpoint gave."""
+    parts = []
+    for key, label in _SHOWN:
+        if key not in values:
+            continue
+        v = values[key]
+        given = str(v["origin"]).startswith(
+            ("config:", "len(", "eagle_aux", "eagle_config", "registry")
+        )
+        mark = "" if given or key == "architecture" else "*"
+        value = v["value"]
+        parts.append(f"{label} {list(value) if isinstance(value, tuple) else value}{mark}")
+    return ", ".join(parts) + (
+        " (* = engine default)" if any(p.endswith("*") for p in parts) else ""
+    )
+
+
+def _engine_names() -> dict[str, str]:
+    """Every spelling of each engine in messages (``vllm``, ``vLLM``) -> its ``--engine`` name."""
+    from recipecli.engines import engine_models
+
+    out: dict[str, str] = {}
+    for m in engine_models():
+        out[m.name] = m.name
+        out[m.title] = m.name
+    return out
+
+
+_ANY_ENGINE = "\x00engine\x00"
+
+
+def _generic(message: str, names: Iterable[str]) -> str:
+    """``message`` with every engine name replaced by one placeholder (whole words only)."""
+    import re
+
+    alts = "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
+    return re.sub(rf"(?<![\w.-])(?:{alts})(?![\w-])", _ANY_ENGINE, message)
+
+
+@dataclass(frozen=True)
+class FindingLine:
+    """One line of the human report: a finding, or identical findings of several engines.
+
+    Attributes:
+        severity, code, tp: as in :class:`~recipecli.findings.Finding`.
+        engines: the engines it holds for (``("any",)`` for checkpoint rules), in report order.
+        message: the message; when several engines are merged and their messages differ only by
+            the engine's name, the name reads "each engine".
+    """
+
+    severity: str
+    code: str
+    tp: int | None
+    engines: tuple[str, ...]
+    message: str
+
+    @property
+    def where(self) -> str:
+        return ", ".join(self.engines) + (f" tp{self.tp}" if self.tp is not None else "")
+
+
+def merge_findings(
+    findings: Sequence[Finding], engines: Sequence[str] = ENGINES
+) -> list[FindingLine]:
+    """Group findings that are the same for several engines: same severity, code, TP and
+    message once the engine's name is ignored (``vLLM captures …`` = ``tokenspeed captures …``).
+    Order: each group where its first finding was; its engines in ``engines`` order. ``--json``
+    keeps every finding."""
+    names = _engine_names()
+    groups: dict[tuple[str, str, int | None, str], list[Finding]] = {}
+    for f in findings:
+        key = (f.severity, f.code, f.tp, _generic(f.message, names))
+        groups.setdefault(key, []).append(f)
+    lines = []
+    for (sev, code, tp, generic), group in groups.items():
+        rank = {e: i for i, e in enumerate(engines)}
+        names_of = sorted(
+            dict.fromkeys(f.engine for f in group), key=lambda e: rank.get(e, len(rank))
+        )
+        if len(names_of) == 1:
+            message = group[0].message
+        else:
+            message = generic.replace(_ANY_ENGINE, "each engine")
+        lines.append(FindingLine(sev, code, tp, tuple(names_of), message))
+    return lines
+
+
+_SHARING_HEADER = (
+    "engine",
+    "tp",
+    "target embed",
+    "draft sharded",
+    "draft replicated",
+    "embed",
+    "head",
+    "embed bytes",
+    "draft bytes",
+)
+#: Column groups when the sharing table is wider than the terminal: shapes, then verdicts.
+_SHARING_SPLIT = ((0, 1, 2, 3, 4), (0, 1, 5, 6, 7, 8))
+
+
+def _table(rows: Sequence[Sequence[str]], cols: Sequence[int]) -> list[str]:
+    widths = [max(len(row[i]) for row in rows) for i in cols]
+    return [
+        "  " + "  ".join(row[i].ljust(w) for i, w in zip(cols, widths, strict=True)).rstrip()
+        for row in rows
+    ]
+
+
+def format_result(
+    res: CheckResult, *, strict: bool = False, color: bool = False, width: int | None = None
+) -> str:
+    """Human report: header, READY/NOT READY per engine, findings by severity, sharing table.
+
+    Args:
+        res: the result of :func:`run_check`.
+        strict: warnings count as failures (the ``--strict`` verdict).
+        color: ANSI colour (READY green, NOT READY and errors red, warnings yellow); the caller
+            decides (:func:`recipecli.output.color_enabled`: a terminal, no ``NO_COLOR``, no
+            ``--no-color``).
+        width: wrap lines to this many columns at word boundaries (None: no wrapping), and
+            split the sharing table into two when it is wider.
+
+    Identical findings of several engines are shown once with their engines
+    (:func:`merge_findings`).
+    """
+    lines = _header(res, width)
+    lines.append("")
+    lines += _verdicts(res, strict, color)
+    lines += _finding_lines(res, color, width)
+    lines += _sharing_table(res, width)
+    return "\n".join(lines)
+
+
+def _header(res: CheckResult, width: int | None) -> list[str]:
+    """Both models, and one line per engine with the values it resolved."""
+    from recipecli.output import wrap_line
+
+    t, d = res.target, res.draft
+    head = [
+        f"target  {res.target_source}: {t.architecture}"
+        + (f" (text config under {t.wrapper})" if t.wrapper else "")
+        + f", H {t.H}, layers {t.L}, vocab {t.V}",
+        f"draft   {res.draft_source}: "
+        + (
+            f"format {d.format} ({d.format_name}), aux ids "
+            + (str(list(d.aux_ids)) if d.aux_ids is not None else "absent")
+            if d.is_eagle3
+            else "not an EAGLE3 draft"
+        ),
+    ]
+    for engine, values in res.resolved.items():
+        head.append(f"  as {engine} reads it: {_resolved_line(values)}")
+    lines = [w for h in head for w in wrap_line(h, width)]
+    return lines
+
+
+def _verdicts(res: CheckResult, strict: bool, color: bool) -> list[str]:
+    """``READY at TP …`` / ``NOT READY (why)`` per engine."""
+    from recipecli.output import paint
+
+    lines = []
+    for engine in res.engines:
+        ready = res.ready_tps(engine)
+        warn = [f for f in res.findings if f.severity == "warning" and f.engine in (engine, "any")]
+        if ready and not (strict and warn):
+            verdict = paint("READY", "ok", color) + " " * 5
+            lines.append(f"{engine:<11} {verdict} at TP {', '.join(map(str, ready))}")
+        else:
+            general = any(
+                f.severity == "error" and f.tp is None and f.engine in (engine, "any")
+                for f in res.findings
+            )
+            why = (
+                "see errors"
+                if general
+                else ("no TP size works" if not ready else "warnings under --strict")
+            )
+            lines.append(f"{engine:<11} {paint('NOT READY', 'error', color)}  ({why})")
+    return lines
+
+
+def _finding_lines(res: CheckResult, color: bool, width: int | None) -> list[str]:
+    """The findings by severity, identical ones of several engines merged."""
+    from recipecli.output import paint, wrap_line
+
+    lines: list[str] = []
+    merged = merge_findings(res.findings, res.engines)
+    for sev in ("error", "warning", "info"):
+        group = [m for m in merged if m.severity == sev]
+        if not group:
+            continue
+        lines += ["", paint(f"{sev}s ({len(group)}):", sev, color)]
+        for m in group:
+            text = f"  [{m.where}] {m.code}: {m.message}"
+            wrapped = wrap_line(text, width)
+            prefix = f"  [{m.where}] "
+            if wrapped[0].startswith(prefix + m.code):  # else a very narrow terminal: plain
+                rest = wrapped[0][len(prefix) + len(m.code) :]
+                wrapped[0] = prefix + paint(m.code, "code", color) + rest
+            lines += wrapped
+    return lines
+
+
+def _sharing_table(res: CheckResult, width: int | None) -> list[str]:
+    """The embedding / head sharing table, split in two when wider than ``width``."""
+    lines: list[str] = []
+    if res.embed_sharing:
+        lines += ["", "embedding / head sharing (per rank):"]
+        table = [_SHARING_HEADER] + [
+            (
+                r.engine,
+                str(r.tp),
+                _shape(r.target_shape),
+                _shape(r.draft_sharded_shape),
+                _shape(r.draft_replicated_shape),
+                r.verdict,
+                r.head_verdict,
+                _bytes(r.embed_bytes_per_rank),
+                _bytes(r.draft_bytes_per_rank),
+            )
+            for r in res.embed_sharing
+        ]
+        full = _table(table, range(len(_SHARING_HEADER)))
+        if width is None or max(len(x) for x in full) <= width:
+            lines += full
+        else:
+            for i, cols in enumerate(_SHARING_SPLIT):
+                lines += ([""] if i else []) + _table(table, cols)
+    return lines
