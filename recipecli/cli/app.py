@@ -1,8 +1,9 @@
-"""The `recipecli` command line: a thin click layer over the library.
+"""The lazy click group of `recipecli` and its entry point :func:`main`.
 
-Commands are registered in :data:`COMMANDS` and imported only when invoked, so ``recipecli --help``
-and commands that need no weights never import torch (or even the modules of other commands).
-Exit codes are mapped here and nowhere else: 0 ok, 1 findings of severity error, 2 bad input.
+Commands are registered in :data:`COMMANDS` (modules of :mod:`recipecli.cli.commands`) and
+imported only when invoked, so ``recipecli --help`` and commands that need no weights never import
+torch (or even the modules of other commands). Exit codes are mapped here and nowhere else: 0 ok,
+1 findings of severity error, 2 bad input.
 """
 
 from __future__ import annotations
