@@ -1,7 +1,7 @@
 """click ``ParamType``\\ s: option strings parsed into the values the library takes.
 
-The library never parses a command-line string; a command declares ``type=TP_SIZES`` (…) and
-receives a ``tuple[int, ...]``, bytes, a pair of labels or a bool. A bad value stops the command
+Option strings are parsed here so that the library takes typed values: a command declares
+``type=TP_SIZES`` (…) and receives a ``tuple[int, ...]``, bytes, a pair of labels or a bool. A bad value stops the command
 before it does any work with one line naming the option, exit 2: :class:`OptionType` raises
 :class:`recipecli.errors.UsageError` (mapped in :func:`recipecli.cli.main`), worded ``--tp '1,x':
 expected …``, as the commands said before these types existed.
