@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from recipecli import codes
 from recipecli.findings import Finding
 
 
@@ -11,4 +12,4 @@ def finding(
     code: str, severity: str, engine: str, message: str, where: str, rule: str = "", **evidence: Any
 ) -> Finding:
     source = f"{where}; {rule}" if rule else where
-    return Finding(code, severity, engine, message, evidence=evidence, source=source)  # type: ignore[arg-type]
+    return codes.finding(code, message, severity=severity, engine=engine, source=source, **evidence)
