@@ -27,7 +27,6 @@ from recipecli.check.rules import (
 from recipecli.check.run import (
     CheckResult,
     kernel_findings,
-    parse_tps,
     run_check,
 )
 from recipecli.check.text import (
@@ -55,7 +54,6 @@ __all__ = [
     "kernel_findings",
     "merge_findings",
     "pad64",
-    "parse_tps",
     "rule",
     "rule_format",
     "rule_norm_output",

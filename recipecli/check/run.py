@@ -17,7 +17,6 @@ from recipecli.engines.base import PairContext
 from recipecli.engines.common import (
     SharingRow,
 )
-from recipecli.errors import UsageError
 from recipecli.findings import Finding, has_errors
 from recipecli.target import TargetModel, target_model
 
@@ -70,23 +69,6 @@ class CheckResult:
             "engine_versions": {e: dict(v) for e, v in self.engine_versions.items()},
             "ok": self.ok(strict),
         }
-
-
-def parse_tps(text: str) -> tuple[int, ...]:
-    """Parse ``--tp 1,2,4,8``.
-
-    Raises:
-        UsageError: empty, non-integer or non-positive entries.
-    """
-    try:
-        tps = tuple(int(x) for x in text.split(","))
-    except ValueError:
-        raise UsageError(
-            f"--tp {text!r}: expected comma-separated positive integers, e.g. 1,2,4,8"
-        ) from None
-    if not tps or any(t < 1 for t in tps):
-        raise UsageError(f"--tp {text!r}: expected comma-separated positive integers, e.g. 1,2,4,8")
-    return tuple(dict.fromkeys(tps))
 
 
 def run_check(
