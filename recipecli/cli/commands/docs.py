@@ -3,6 +3,9 @@ models pages (tokenspeed's docs/recipes/models.md layout) and one page per recip
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
 import click
 
 from recipecli.cli.completion import complete_recipe
@@ -76,8 +79,6 @@ def command(
       recipecli docs --bundled -o docs/recipes --checkpoints bundled --check
       recipecli docs --engines -o docs/engines --check
     """
-    from pathlib import Path
-
     from recipecli.docsgen import DocsOptions, collect_recipes, generate, sync
     from recipecli.errors import UsageError
 
@@ -99,7 +100,13 @@ def command(
         if templates:
             inputs.append((f"the --templates folder {templates}", templates))
     result = sync(pages, out_dir, check=check, inputs=inputs)
-    out = Path(out_dir)
+    failed = _print_result(result, Path(out_dir), check=check, pages=len(pages), as_json=as_json)
+    return EXIT_FINDINGS if failed else EXIT_OK
+
+
+def _print_result(result: Any, out: Path, *, check: bool, pages: int, as_json: bool) -> bool:
+    """Print what :func:`recipecli.docsgen.sync` did (or, under ``--check``, found); True when
+    ``--check`` found files missing or stale."""
     missing = [str(out / n) for n in result.missing]
     stale = [str(out / n) for n in result.stale]
     orphans = [str(out / n) for n in result.orphans]
@@ -132,7 +139,7 @@ def command(
                 err=True,
             )
         else:
-            click.echo(f"{out}: {len(pages)} files up to date")
+            click.echo(f"{out}: {pages} files up to date")
     else:
         for path in result.written:
             click.echo(f"wrote {out / path}", err=True)
@@ -142,4 +149,4 @@ def command(
             f"{out}: {len(result.written)} written, {len(result.removed)} removed, "
             f"{len(result.unchanged)} unchanged"
         )
-    return EXIT_FINDINGS if failed else EXIT_OK
+    return failed
