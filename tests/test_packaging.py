@@ -14,7 +14,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
-def wheel_names(tmp_path_factory) -> set[str]:
+def wheel(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("wheel")
     proc = subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(REPO)],
@@ -24,8 +24,28 @@ def wheel_names(tmp_path_factory) -> set[str]:
     if proc.returncode != 0:
         pytest.fail(f"building the wheel failed:\n{proc.stderr[-2000:]}")
     (whl,) = out.glob("recipecli-*.whl")
-    with zipfile.ZipFile(whl) as zf:
+    return whl
+
+
+@pytest.fixture(scope="module")
+def wheel_names(wheel) -> set[str]:
+    with zipfile.ZipFile(wheel) as zf:
         return set(zf.namelist())
+
+
+def test_wheel_console_script_and_every_command_module(wheel, wheel_names):
+    # pyproject's [project.scripts]: `recipecli` runs recipecli.cli:main; the group imports each
+    # command by module name (recipecli/cli/app.py COMMANDS), so a module missing from the
+    # wheel would fail only when that command runs
+    from recipecli.cli import COMMANDS
+
+    with zipfile.ZipFile(wheel) as zf:
+        (ep,) = [n for n in zf.namelist() if n.endswith(".dist-info/entry_points.txt")]
+        entry_points = zf.read(ep).decode()
+    assert "recipecli = recipecli.cli:main" in entry_points.splitlines()
+    assert "recipecli/__main__.py" in wheel_names
+    for module, _, _ in COMMANDS.values():
+        assert f"recipecli/cli/commands/{module}.py" in wheel_names
 
 
 def test_wheel_has_kernels_templates_and_data(wheel_names):
