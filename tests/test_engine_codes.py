@@ -30,6 +30,8 @@ def _literal_codes() -> dict[str, list[str]]:
     shaped = re.compile(rf"(?:{'|'.join(families)})\.[a-z0-9_<>*]+")
     out: dict[str, list[str]] = {}
     for path in sorted(PKG.rglob("*.py")):
+        if path.relative_to(PKG).parts[0] == "codes":
+            continue  # the catalog itself, not an emitter
         for node in ast.walk(ast.parse(path.read_text())):
             if (
                 isinstance(node, ast.Constant)
@@ -69,7 +71,7 @@ def test_findings_are_built_only_through_the_catalog():
     offenders = []
     for path in sorted(PKG.rglob("*.py")):
         rel = str(path.relative_to(PKG))
-        if rel in ("codes.py", "findings.py"):
+        if rel in ("codes/__init__.py", "findings.py"):
             continue
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "Finding":
