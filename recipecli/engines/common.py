@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from recipecli.codes import finding
 from recipecli.draft import (
     LAYER_ROLES,
     TRAINED_CONVENTION,
@@ -118,9 +119,6 @@ def resolve_geometry(
         non-Optional field (``StrictDataclassFieldValidationError``), and ``LlamaConfig``'s
         ``validate_architecture`` refuses a ``hidden_size`` not divisible by the heads.
     """
-    from recipecli.codes import finding
-
-    d = run.ctx.draft
     cls, defaults, derived = config_class_defaults(model_type, transformers, overrides)
     entry_not_null = _not_null(model_type, transformers, overrides)
     errors: list[Finding] = []
@@ -137,6 +135,29 @@ def resolve_geometry(
                     key=key,
                 )
             )
+    _fill_geometry(run, cls, defaults, derived, where)
+    H, nh = run.get("H"), run.get("nh")
+    if "hidden_size % num_attention_heads" in derived and H and nh and H % nh:
+        errors.append(
+            finding(
+                "config.invalid",
+                f"{cls}.validate_architecture refuses hidden_size {H} with {nh} attention heads "
+                f"('The hidden size ({H}) is not a multiple of the number of attention heads ({nh}).')",
+                engine=run.engine,
+                source=source,
+                H=H,
+                nh=nh,
+            )
+        )
+    return errors
+
+
+def _fill_geometry(
+    run: EngineRun, cls: str, defaults: Mapping[str, Any], derived: Mapping[str, str], where: str
+) -> None:
+    """Set each geometry value (``H``, ``nh``, ``nkv``, ``hd`` …): the checkpoint's, else the
+    class default, else the class's ``__post_init__`` derivation."""
+    d = run.ctx.draft
     raw = {name: getattr(d, name) for name in _DEFAULT_KEYS}
     # DraftModel fills nkv and hd itself when absent; the engine's config class decides instead.
     for name in ("nkv", "hd"):
@@ -162,20 +183,6 @@ def resolve_geometry(
             run.set(name, run.get("nh"), f"{cls}.__post_init__: {rule}")
         else:
             run.set(name, defaults.get(key), f"{cls} default")
-    H, nh = run.get("H"), run.get("nh")
-    if "hidden_size % num_attention_heads" in derived and H and nh and H % nh:
-        errors.append(
-            finding(
-                "config.invalid",
-                f"{cls}.validate_architecture refuses hidden_size {H} with {nh} attention heads "
-                f"('The hidden size ({H}) is not a multiple of the number of attention heads ({nh}).')",
-                engine=run.engine,
-                source=source,
-                H=H,
-                nh=nh,
-            )
-        )
-    return errors
 
 
 def _expected(key: str) -> str:
@@ -398,8 +405,6 @@ def shape_findings(
     An ``fc.weight`` of shape [H, m*Ht] with m != k is ``aux.count`` (the export fed m aux states,
     the engine's config gives k); any other difference is ``shape.<role>``.
     """
-    from recipecli.codes import finding
-
     tensors = run.ctx.draft_ck.tensors
     H, Ht, k = run.get("H"), run.get("Ht"), run.get("k")
     for name, shape in want.items():
@@ -460,8 +465,6 @@ def no_tensor_findings(run: EngineRun, source: Any) -> list[Finding]:
     """What an engine says about a draft source without a tensor table: a bare config or a
     snapshot without tensors was not checked (``tensor.unchecked``); a folder without weight
     files has nothing to serve (``tensor.missing``)."""
-    from recipecli.codes import finding
-
     ck = run.ctx.draft_ck
     if ck.kind in ("config", "snapshot"):
         return [
@@ -490,8 +493,6 @@ def no_tensor_findings(run: EngineRun, source: Any) -> list[Finding]:
 def missing_model_type(run: EngineRun, source: Any) -> Finding:
     """``config.model_type`` for a draft config without ``model_type``: transformers' AutoConfig
     (which every engine falls back to) cannot build it."""
-    from recipecli.codes import finding
-
     return finding(
         "config.model_type",
         "draft config.json has no model_type: transformers' AutoConfig cannot build it "

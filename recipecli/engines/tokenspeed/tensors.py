@@ -340,27 +340,7 @@ def _sharing(run: EngineRun, tp: int, H: int, vdraft: int, replicated_target: bo
     else:
         verdict = "error"
     if verdict == "error":
-        a, s = target_shape or ("?", t.H), sharded or ("?", H)
-        text = (
-            f"Cannot share target embed of shape ({a[0]}, {a[1]}): draft expects ({s[0]}, {s[1]}) (sharded) "
-            f"or ({replicated[0]}, {replicated[1]}) (replicated)."
-            if not mla
-            else f"EAGLE3 draft cannot share the target embedding (target {tuple(a)} vs draft {replicated}) and "
-            "the draft checkpoint provided no embed_tokens weight"
-        )
-        findings.append(
-            finding(
-                "embed.share_error",
-                f"tokenspeed set_embed_and_head raises at TP {tp}: {text} Make the draft's vocab_size/hidden_size "
-                "match the target",
-                engine=NAME,
-                tp=tp,
-                source=MLA_SET_EMBED if mla else SET_EMBED,
-                target_shape=list(a),
-                draft_sharded_shape=list(s),
-                draft_replicated_shape=list(replicated),
-            )
-        )
+        findings.append(_share_error(run, tp, H, target_shape, sharded, replicated))
     if verdict == "share-replicated" and d.tie_word_embeddings:
         findings.append(
             finding(
@@ -382,6 +362,39 @@ def _sharing(run: EngineRun, tp: int, H: int, vdraft: int, replicated_target: bo
     row = sharing_row(ctx, NAME, tp, (target_shape, sharded, replicated), verdict, head, embed_rows,
                       1 if mla else tp, width or 0, note)  # fmt: skip
     return row, findings
+
+
+def _share_error(
+    run: EngineRun,
+    tp: int,
+    H: int,
+    target_shape: tuple[int, int] | None,
+    sharded: tuple[int, int] | None,
+    replicated: tuple[int, int],
+) -> Finding:
+    """``embed.share_error``: ``set_embed_and_head`` finds the target's embedding shape equal to
+    neither draft shape (for the MLA draft: no exact match and no own embedding)."""
+    t = run.ctx.target
+    mla = run.ctx.draft.attention == "MLA"
+    a, s = target_shape or ("?", t.H), sharded or ("?", H)
+    text = (
+        f"Cannot share target embed of shape ({a[0]}, {a[1]}): draft expects ({s[0]}, {s[1]}) (sharded) "
+        f"or ({replicated[0]}, {replicated[1]}) (replicated)."
+        if not mla
+        else f"EAGLE3 draft cannot share the target embedding (target {tuple(a)} vs draft {replicated}) and "
+        "the draft checkpoint provided no embed_tokens weight"
+    )
+    return finding(
+        "embed.share_error",
+        f"tokenspeed set_embed_and_head raises at TP {tp}: {text} Make the draft's vocab_size/hidden_size "
+        "match the target",
+        engine=NAME,
+        tp=tp,
+        source=MLA_SET_EMBED if mla else SET_EMBED,
+        target_shape=list(a),
+        draft_sharded_shape=list(s),
+        draft_replicated_shape=list(replicated),
+    )
 
 
 # --------------------------------------------------------------------------- g. positions
