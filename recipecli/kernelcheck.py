@@ -468,8 +468,6 @@ def run_cases(
         return _run_cases_host(K, norms, tokens, seed, conventions, both_paths)
     import torch
 
-    from recipecli.kernels.rmsnorm_ref import compare, dual_rmsnorm_concat_ref, grouped_rmsnorm_ref
-
     dt = getattr(torch, norms.dtype)
     gen = torch.Generator().manual_seed(seed)
 
@@ -478,41 +476,83 @@ def run_cases(
             return torch.tensor(w.values, dtype=torch.float32).to(dt)
         return (1 + 0.1 * torch.randn(w.width, generator=gen)).to(dt)
 
-    interpreted = device == "cpu"
     results: list[CaseResult] = []
     if norms.layer0 is not None:
         w1, w2 = (tensor_of(w) for w in norms.layer0)
-        d1, d2 = w1.numel(), w2.numel()
-        for n in tokens:
-            a = torch.randn(n, d1, generator=gen).to(dt)
-            b = torch.randn(n, d2, generator=gen).to(dt)
-            for conv in conventions:
-                out = torch.empty(n, d1 + d2, dtype=dt, device=device)
-                if n:
-                    K.dual_rmsnorm_launch(
-                        a.to(device), b.to(device), w1.to(device), w2.to(device), norms.eps, norms.eps,
-                        out[:, :d1], out[:, d1:], convention=conv,
-                    )  # fmt: skip
-                ref = dual_rmsnorm_concat_ref(a, b, w1, w2, norms.eps, norms.eps, conv)
-                metrics = compare(out.cpu(), ref, interpreted=interpreted, convention=conv)
-                results.append(CaseResult("layer0", conv, n, (d1, d2), norms.dtype, metrics,
-                                          _guards_layer0(d1, d2, n, norms.dtype, norms.eps), bool(n)))  # fmt: skip
+        results += _cuda_layer0(K, norms, w1, w2, tokens, device, gen, conventions)
     if norms.fc_norm:
         ws = torch.stack([tensor_of(w) for w in norms.fc_norm])
-        k, h = ws.shape
-        for n in tokens:
-            x = torch.randn(n, k * h, generator=gen).to(dt)
-            for conv in conventions:
-                out = torch.empty(n, k * h, dtype=dt, device=device)
-                if n:
-                    K.grouped_rmsnorm_launch(
-                        x.to(device), ws.to(device), norms.eps, out, convention=conv
-                    )
-                ref = grouped_rmsnorm_ref(x, ws, norms.eps, conv)
-                metrics = compare(out.cpu(), ref, interpreted=interpreted, convention=conv)
-                results.append(CaseResult("fc_norm", conv, n, (h,) * k, norms.dtype, metrics,
-                                          _guards_fc_norm(h, k, n, norms.dtype, norms.eps), bool(n)))  # fmt: skip
+        results += _cuda_fc_norm(K, norms, ws, tokens, device, gen, conventions)
     return results
+
+
+def _cuda_layer0(
+    K: Any, norms: DraftNorms, w1: Any, w2: Any, tokens: Sequence[int], device: str, gen: Any,
+    conventions: Sequence[str],
+) -> list[CaseResult]:  # fmt: skip
+    """Layer-0 cases on CUDA: dual RMSNorm + concat of [N, d1] and [N, d2] inputs (drawn from
+    ``gen``) against the torch reference."""
+    import torch
+
+    from recipecli.kernels.rmsnorm_ref import compare, dual_rmsnorm_concat_ref
+
+    dt, eps = getattr(torch, norms.dtype), norms.eps
+    d1, d2 = w1.numel(), w2.numel()
+    results = []
+    for n in tokens:
+        a = torch.randn(n, d1, generator=gen).to(dt)
+        b = torch.randn(n, d2, generator=gen).to(dt)
+        for conv in conventions:
+            out = torch.empty(n, d1 + d2, dtype=dt, device=device)
+            if n:
+                K.dual_rmsnorm_launch(
+                    a.to(device), b.to(device), w1.to(device), w2.to(device), eps, eps,
+                    out[:, :d1], out[:, d1:], convention=conv,
+                )  # fmt: skip
+            ref = dual_rmsnorm_concat_ref(a, b, w1, w2, eps, eps, conv)
+            metrics = compare(out.cpu(), ref, interpreted=False, convention=conv)
+            results.append(CaseResult("layer0", conv, n, (d1, d2), norms.dtype, metrics,
+                                      _guards_layer0(d1, d2, n, norms.dtype, eps), bool(n)))  # fmt: skip
+    return results
+
+
+def _cuda_fc_norm(
+    K: Any, norms: DraftNorms, ws: Any, tokens: Sequence[int], device: str, gen: Any,
+    conventions: Sequence[str],
+) -> list[CaseResult]:  # fmt: skip
+    """``fc_norm`` cases on CUDA: grouped RMSNorm of [N, k*h] inputs (drawn from ``gen``) with
+    the k weights ``ws`` [k, h] against the torch reference."""
+    import torch
+
+    from recipecli.kernels.rmsnorm_ref import compare, grouped_rmsnorm_ref
+
+    dt, eps = getattr(torch, norms.dtype), norms.eps
+    k, h = ws.shape
+    results = []
+    for n in tokens:
+        x = torch.randn(n, k * h, generator=gen).to(dt)
+        for conv in conventions:
+            out = torch.empty(n, k * h, dtype=dt, device=device)
+            if n:
+                K.grouped_rmsnorm_launch(x.to(device), ws.to(device), eps, out, convention=conv)
+            ref = grouped_rmsnorm_ref(x, ws, eps, conv)
+            metrics = compare(out.cpu(), ref, interpreted=False, convention=conv)
+            results.append(CaseResult("fc_norm", conv, n, (h,) * k, norms.dtype, metrics,
+                                      _guards_fc_norm(h, k, n, norms.dtype, eps), bool(n)))  # fmt: skip
+    return results
+
+
+def _host_paths(
+    width: int, conv: str, conventions: Sequence[str], both_paths: bool
+) -> tuple[tuple[str, dict[str, int]], ...]:
+    """The code paths to force under the interpreter: the register tile, and the looped
+    reduction with at least two chunks per row (both, or the first convention as tile and the
+    others looped)."""
+    chunk = max(16, 1 << max(0, (width // 2).bit_length() - 1))
+    both = (("tile", {"chunk": 0}), ("looped", {"chunk": chunk}))
+    if both_paths:
+        return both
+    return both[:1] if conv == conventions[0] else both[1:]
 
 
 def _run_cases_host(
@@ -530,7 +570,7 @@ def _run_cases_host(
     """
     import numpy as np
 
-    from recipecli.kernels.host_tensor import HostTensor, compare_np, rmsnorm_np
+    from recipecli.kernels.host_tensor import HostTensor
 
     dt = norms.dtype
     rng = np.random.default_rng(seed)
@@ -541,56 +581,75 @@ def _run_cases_host(
         return HostTensor.from_values(1 + 0.1 * rng.standard_normal(w.width), dt)
 
     results: list[CaseResult] = []
-    eps = norms.eps
-
-    def paths(width: int, conv: str) -> tuple[tuple[str, dict[str, int]], ...]:
-        # the register tile, and the looped reduction with at least two chunks per row
-        chunk = max(16, 1 << max(0, (width // 2).bit_length() - 1))
-        both = (("tile", {"chunk": 0}), ("looped", {"chunk": chunk}))
-        if both_paths:
-            return both
-        return both[:1] if conv == conventions[0] else both[1:]
-
     if norms.layer0 is not None:
         w1, w2 = (tensor_of(w) for w in norms.layer0)
-        d1, d2 = w1.shape[0], w2.shape[0]
-        for n in tokens:
-            a = HostTensor.from_values(rng.standard_normal((n, d1)), dt)
-            b = HostTensor.from_values(rng.standard_normal((n, d2)), dt)
-            for conv in conventions:
-                ref = np.concatenate([rmsnorm_np(a.numpy(), w1.numpy(), eps, dt, conv),
-                                      rmsnorm_np(b.numpy(), w2.numpy(), eps, dt, conv)], axis=1)  # fmt: skip
-                for path, kw in paths(min(d1, d2), conv):
-                    out = HostTensor.empty((n, d1 + d2), dt)
-                    if n:
-                        K.dual_rmsnorm_launch(a, b, w1, w2, eps, eps, out.columns(0, d1),
-                                              out.columns(d1, d2), convention=conv, **kw)  # fmt: skip
-                    metrics = compare_np(out.storage_numpy(), ref, dt, interpreted=True,
-                                         convention=conv)  # fmt: skip
-                    results.append(CaseResult("layer0", conv, n, (d1, d2), dt, metrics,
-                                              _guards_layer0(d1, d2, n, dt, eps), bool(n), path))  # fmt: skip
+        results += _host_layer0(K, norms, w1, w2, tokens, rng, conventions, both_paths)
     if norms.fc_norm:
         ws = [tensor_of(w) for w in norms.fc_norm]
-        k, h = len(ws), ws[0].shape[0]
-        if k > K.MAX_CHUNKS:  # the kernel takes up to MAX_CHUNKS pointers; more: one [k, H]
-            flat = np.concatenate([w.buf for w in ws])
-            weights: Any = HostTensor(flat, dt, (k, h))
-        else:
-            weights = ws
-        for n in tokens:
-            x = HostTensor.from_values(rng.standard_normal((n, k * h)), dt)
-            xv = x.numpy()
-            for conv in conventions:
-                ref = np.concatenate([rmsnorm_np(xv[:, i * h : (i + 1) * h], ws[i].numpy(), eps,
-                                                 dt, conv) for i in range(k)], axis=1)  # fmt: skip
-                for path, kw in paths(h, conv):
-                    out = HostTensor.empty((n, k * h), dt)
-                    if n:
-                        K.grouped_rmsnorm_launch(x, weights, eps, out, convention=conv, **kw)
-                    metrics = compare_np(out.storage_numpy(), ref, dt, interpreted=True,
-                                         convention=conv)  # fmt: skip
-                    results.append(CaseResult("fc_norm", conv, n, (h,) * k, dt, metrics,
-                                              _guards_fc_norm(h, k, n, dt, eps), bool(n), path))  # fmt: skip
+        results += _host_fc_norm(K, norms, ws, tokens, rng, conventions, both_paths)
+    return results
+
+
+def _host_layer0(
+    K: Any, norms: DraftNorms, w1: Any, w2: Any, tokens: Sequence[int], rng: Any,
+    conventions: Sequence[str], both_paths: bool,
+) -> list[CaseResult]:  # fmt: skip
+    """Layer-0 cases under the interpreter against the numpy reference."""
+    import numpy as np
+
+    from recipecli.kernels.host_tensor import HostTensor, compare_np, rmsnorm_np
+
+    dt, eps = norms.dtype, norms.eps
+    d1, d2 = w1.shape[0], w2.shape[0]
+    results = []
+    for n in tokens:
+        a = HostTensor.from_values(rng.standard_normal((n, d1)), dt)
+        b = HostTensor.from_values(rng.standard_normal((n, d2)), dt)
+        for conv in conventions:
+            ref = np.concatenate([rmsnorm_np(a.numpy(), w1.numpy(), eps, dt, conv),
+                                  rmsnorm_np(b.numpy(), w2.numpy(), eps, dt, conv)], axis=1)  # fmt: skip
+            for path, kw in _host_paths(min(d1, d2), conv, conventions, both_paths):
+                out = HostTensor.empty((n, d1 + d2), dt)
+                if n:
+                    K.dual_rmsnorm_launch(a, b, w1, w2, eps, eps, out.columns(0, d1),
+                                          out.columns(d1, d2), convention=conv, **kw)  # fmt: skip
+                metrics = compare_np(out.storage_numpy(), ref, dt, interpreted=True,
+                                     convention=conv)  # fmt: skip
+                results.append(CaseResult("layer0", conv, n, (d1, d2), dt, metrics,
+                                          _guards_layer0(d1, d2, n, dt, eps), bool(n), path))  # fmt: skip
+    return results
+
+
+def _host_fc_norm(
+    K: Any, norms: DraftNorms, ws: list[Any], tokens: Sequence[int], rng: Any,
+    conventions: Sequence[str], both_paths: bool,
+) -> list[CaseResult]:  # fmt: skip
+    """``fc_norm`` cases under the interpreter against the numpy reference."""
+    import numpy as np
+
+    from recipecli.kernels.host_tensor import HostTensor, compare_np, rmsnorm_np
+
+    dt, eps = norms.dtype, norms.eps
+    k, h = len(ws), ws[0].shape[0]
+    if k > K.MAX_CHUNKS:  # the kernel takes up to MAX_CHUNKS pointers; more: one [k, H]
+        weights: Any = HostTensor(np.concatenate([w.buf for w in ws]), dt, (k, h))
+    else:
+        weights = ws
+    results = []
+    for n in tokens:
+        x = HostTensor.from_values(rng.standard_normal((n, k * h)), dt)
+        xv = x.numpy()
+        for conv in conventions:
+            ref = np.concatenate([rmsnorm_np(xv[:, i * h : (i + 1) * h], ws[i].numpy(), eps,
+                                             dt, conv) for i in range(k)], axis=1)  # fmt: skip
+            for path, kw in _host_paths(h, conv, conventions, both_paths):
+                out = HostTensor.empty((n, k * h), dt)
+                if n:
+                    K.grouped_rmsnorm_launch(x, weights, eps, out, convention=conv, **kw)
+                metrics = compare_np(out.storage_numpy(), ref, dt, interpreted=True,
+                                     convention=conv)  # fmt: skip
+                results.append(CaseResult("fc_norm", conv, n, (h,) * k, dt, metrics,
+                                          _guards_fc_norm(h, k, n, dt, eps), bool(n), path))  # fmt: skip
     return results
 
 
