@@ -1,0 +1,254 @@
+"""Verify the fused EAGLE3 norm kernels on a draft's own norms, and predict each engine's fused path.
+
+For a draft checkpoint this reads ``input_layernorm`` / ``hidden_norm`` (layer 0 of the draft,
+``midlayer.*`` or ``layers.0.*``), the Eagle 3.1 ``fc_norm.{i}`` weights when present, and
+``rms_norm_eps`` (under ``transformer_layer_config`` for speculators-format drafts), runs
+recipecli's Triton kernels (:mod:`recipecli.kernels.rmsnorm_triton`) against plain references in
+both rounding conventions (HF ``LlamaRMSNorm`` order and fp32-weight order), and reports max abs
+error, max ulps, the fraction bit-identical and pass/fail per case, plus each engine's guard
+verdict for the draft as it would be served on CUDA in its dtype (vLLM's EAGLE3 layer-0 fusion
+guard of vLLM PR #47391; tokenspeed's ``FusedRMSNorm`` of lightseekorg/tokenspeed PR #837).
+When only metadata is available (a snapshot or a Hub header read), weights of the right shape are
+synthesised and the report says so.
+
+On CPU the kernels run under Triton's interpreter (``TRITON_INTERPRET=1`` is set for the process
+before the kernel module is imported) on numpy-backed tensors
+(:mod:`recipecli.kernels.host_tensor`) against numpy references: torch is never imported, so
+``recipecli check`` stays fast. On CUDA the kernels run on torch tensors against the torch
+references of :mod:`recipecli.kernels.rmsnorm_ref`. :func:`kernel_findings` is what
+``recipecli check --kernel`` calls.
+
+Modules: :mod:`~recipecli.kernelcheck.norms` (the draft's norms), :mod:`~.cases` (running the
+cases, the report); this package: device resolution and the ``kernel.*`` findings.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from collections.abc import Sequence
+from typing import Any
+
+from recipecli.codes import finding
+from recipecli.errors import CheckpointFormatError, MissingDependencyError, UsageError
+from recipecli.findings import Finding
+from recipecli.hints import install_hint
+from recipecli.kernelcheck.cases import (
+    CONVENTIONS,
+    CaseResult,
+    format_report,
+    report,
+    run_cases,
+)
+from recipecli.kernelcheck.norms import (
+    DEFAULT_EPS,
+    DTYPE_NAMES,
+    DraftNorms,
+    NormWeight,
+    draft_norms,
+    normalise_dtype,
+    synthetic_norms,
+)
+
+__all__ = [
+    "CONVENTIONS",
+    "CPU_TOKENS",
+    "CUDA_TOKENS",
+    "DEFAULT_EPS",
+    "DTYPE_NAMES",
+    "INSTALL_HINT",
+    "SOURCE_CONVENTIONS",
+    "SOURCE_FACTS",
+    "CaseResult",
+    "DraftNorms",
+    "NormWeight",
+    "cuda_driver_present",
+    "dependencies_missing",
+    "draft_norms",
+    "format_report",
+    "kernel_findings",
+    "normalise_dtype",
+    "report",
+    "resolve_device",
+    "run_cases",
+    "synthetic_norms",
+]
+
+INSTALL_HINT = install_hint("kernels")
+SOURCE_FACTS = (
+    "vLLM PR #47391 (EAGLE3 layer-0 fused RMSNorm + concat and its guard); "
+    "lightseekorg/tokenspeed PR #837 (FusedRMSNorm in the EAGLE3 draft)"
+)
+#: Where the two rounding conventions come from (cited by kernel.pass / kernel.mismatch).
+SOURCE_CONVENTIONS = (
+    "transformers LlamaRMSNorm.forward (round to the input dtype, then weight); "
+    "FlashInfer rmsnorm / tokenspeed FusedRMSNorm (weight in fp32, one rounding)"
+)
+
+#: N under the CPU interpreter: one N of 3 rows (ROWS = 4, one masked row) covers every code
+#: path the interpreter can reach (both segments, both conventions, row masking); the kernels'
+#: arithmetic does not depend on N.
+CPU_TOKENS: tuple[int, ...] = (3,)
+#: N on CUDA: small N take the register tile, 2500 the looped two-pass reduction for rows of
+#: 4096 bf16 lanes or more (``rmsnorm_triton.LOOP_MIN_ROWS``).
+CUDA_TOKENS: tuple[int, ...] = (1, 7, 64, 512, 2500)
+
+
+def dependencies_missing(device: str = "any") -> list[str]:
+    """Names of the missing optional dependencies for ``device`` (nothing imported).
+
+    ``cpu`` (Triton's interpreter on numpy-backed tensors) needs numpy and triton; ``cuda``
+    and ``any`` need torch and triton.
+    """
+    names = ("numpy", "triton") if device == "cpu" else ("torch", "triton")
+    return [m for m in names if importlib.util.find_spec(m) is None]
+
+
+def cuda_driver_present() -> bool:
+    """True when an NVIDIA driver is visible (``/proc/driver/nvidia`` or ``/dev/nvidia0``).
+
+    Looked up without importing torch: when it is False, ``auto`` means the CPU interpreter and
+    torch is never imported.
+    """
+    return os.path.exists("/proc/driver/nvidia/version") or os.path.exists("/dev/nvidia0")
+
+
+def resolve_device(device: str) -> str:
+    """``auto`` -> ``cuda`` when torch sees a GPU, else ``cpu``; checks ``cuda`` is present.
+
+    ``auto`` imports torch only when an NVIDIA driver is present (:func:`cuda_driver_present`)
+    and torch is installed.
+
+    Raises:
+        MissingDependencyError: triton (or, for ``cuda``, torch) not installed.
+        UsageError: ``cuda`` asked for but no GPU, or an unknown device.
+    """
+    if device not in ("auto", "cpu", "cuda"):
+        raise UsageError(f"unknown device {device!r}", hint="use auto, cpu or cuda")
+    if device == "auto":
+        use_cuda = cuda_driver_present() and not dependencies_missing("cuda")
+        if use_cuda:
+            import torch
+
+            use_cuda = torch.cuda.is_available()
+        device = "cuda" if use_cuda else "cpu"
+        missing = dependencies_missing(device)
+    else:
+        missing = dependencies_missing(device)
+    if missing:
+        raise MissingDependencyError(
+            f"{' and '.join(missing)} not installed: cannot run the kernel", hint=INSTALL_HINT
+        )
+    if device == "cuda":
+        import torch
+
+        if not torch.cuda.is_available():
+            raise UsageError(
+                "--device cuda: torch sees no CUDA GPU",
+                hint="use --device cpu (Triton interpreter)",
+            )
+    return device
+
+
+# ---------------------------------------------------------------- check wiring
+
+
+def _skipped(message: str, **evidence: Any) -> list[Finding]:
+    return [finding("kernel.skipped", message, source=SOURCE_FACTS, **evidence)]
+
+
+def _mismatches(results: Sequence[CaseResult], device: str) -> list[Finding]:
+    """``kernel.mismatch`` (error) per failing case."""
+    out = []
+    for r in results:
+        if not r.passed:
+            m = r.metrics
+            out.append(finding(
+                "kernel.mismatch",
+                f"fused {r.kind} kernel differs from the reference ({r.convention}, {r.path}, N={r.n}, {r.dtype}): "
+                f"max {m['max_ulp']} ulp, max abs {m['max_abs_err']:.3g}",
+                source=SOURCE_CONVENTIONS, device=device, **r.to_dict(),
+            ))  # fmt: skip
+    return out
+
+
+def _ineligible(results: Sequence[CaseResult]) -> list[Finding]:
+    """``kernel.ineligible`` (warning) once per (kind, engine) whose fused path is not taken."""
+    out = []
+    seen: set[tuple[str, str]] = set()
+    for r in results:
+        for engine, verdict in r.guards.items():
+            if verdict["eligible"] is not False or (r.kind, engine) in seen:
+                continue
+            reasons = [x for x in verdict["reasons"] if "N == 0" not in x]
+            if not reasons:
+                continue
+            seen.add((r.kind, engine))
+            out.append(finding(
+                "kernel.ineligible",
+                f"{engine} will not take its fused {r.kind} RMSNorm path for this draft: {'; '.join(reasons)}",
+                engine=engine, source=SOURCE_FACTS,
+                kind=r.kind, dtype=r.dtype, widths=list(r.widths), reasons=reasons,
+            ))  # fmt: skip
+    return out
+
+
+def _passed(
+    results: Sequence[CaseResult], norms: DraftNorms, device: str, tokens: Sequence[int]
+) -> Finding:
+    """``kernel.pass`` (info): every case matched."""
+    worst = max((r.metrics["max_ulp"] for r in results), default=0)
+    return finding(
+        "kernel.pass",
+        f"fused norm kernels match the reference on this draft's norms ({len(results)} cases on {device}, "
+        f"max {worst} ulp)",
+        source=SOURCE_CONVENTIONS, device=device, tokens=list(tokens), dtype=norms.dtype, eps=norms.eps,
+        weights={w.name: w.origin for w in (*(norms.layer0 or ()), *norms.fc_norm)},
+        notes=list(norms.notes),
+    )  # fmt: skip
+
+
+def kernel_findings(draft_ckpt: Any, mode: str = "auto") -> list[Finding]:
+    """Findings for ``recipecli check --kernel MODE``, built through the code catalog
+    (:func:`recipecli.codes.finding`).
+
+    Args:
+        draft_ckpt: an opened draft :class:`~recipecli.checkpoint.Checkpoint`, or its SOURCE string.
+        mode: ``auto`` (CUDA when present, else CPU interpreter), ``cpu``, ``cuda`` or ``skip``
+            (imports nothing heavy).
+
+    Returns:
+        ``kernel.pass`` (info) when every case matches, ``kernel.mismatch`` (error) per failing
+        case, ``kernel.ineligible`` (warning) per engine whose fused path will not be taken for
+        this draft (with the guard's reasons), or ``kernel.skipped`` (info) with the reason.
+
+    Raises:
+        UsageError: unknown mode. Checkpoint errors of a SOURCE string propagate (exit 2).
+    """
+    if mode not in ("auto", "cpu", "cuda", "skip"):
+        raise UsageError(f"--kernel {mode!r}: expected auto, cpu, cuda or skip")
+    if mode == "skip":
+        return _skipped("kernel verification skipped (--kernel skip)")
+    gpu = cuda_driver_present() and not dependencies_missing("cuda")
+    target = "cuda" if mode == "cuda" or (mode == "auto" and gpu) else "cpu"
+    missing = dependencies_missing(target)
+    if missing:
+        return _skipped(
+            f"{' and '.join(missing)} not installed: kernel not verified; to verify it: {INSTALL_HINT}",
+            missing=missing,
+        )
+    if isinstance(draft_ckpt, str):
+        from recipecli.checkpoint import open_checkpoint
+
+        draft_ckpt = open_checkpoint(draft_ckpt)
+    try:
+        norms = draft_norms(draft_ckpt)
+        device = resolve_device(mode)
+        tokens = CPU_TOKENS if device == "cpu" else CUDA_TOKENS
+        results = run_cases(norms, tokens, device, both_paths=False)
+    except (CheckpointFormatError, UsageError, MissingDependencyError) as exc:
+        return _skipped(f"kernel not verified: {exc.one_line()}")
+    findings = _mismatches(results, device) + _ineligible(results)
+    if all(r.passed for r in results):
+        findings.insert(0, _passed(results, norms, device, tokens))
+    return findings
