@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
+from recipecli import codes
 from recipecli.findings import Finding, Severity
 from recipecli.report.inputs import BenchRun, _is_number
 from recipecli.report.metrics import DEFAULT_LABELS
@@ -136,14 +138,9 @@ def _metadata(runs: Sequence[BenchRun]) -> dict[str, tuple[str, ...]]:
 
 
 def _note(code: str, message: str, evidence: Mapping[str, Any], source: str) -> Finding:
-    return Finding(
-        code=code,
-        severity=NOTE_CODES[code],
-        engine="vllm",
-        message=message,
-        evidence=dict(evidence),
-        source=source,
-    )
+    # through the code catalog (it refuses an uncatalogued code); evidence is a mapping here
+    note = codes.finding(code, message, severity=NOTE_CODES[code], engine="vllm", source=source)
+    return replace(note, evidence=dict(evidence))
 
 
 def _settings_notes(
