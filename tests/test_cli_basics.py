@@ -118,3 +118,29 @@ def test_help_of_every_command_imports_no_heavy_module():
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_commands_do_not_import_each_other():
+    # one module per command: shared CLI code lives in recipecli/cli/ (params, terminal,
+    # completion, hub_option), never in another command's module; `completion` alone reads the
+    # group (it prints the script of the whole command tree)
+    import ast
+    from pathlib import Path
+
+    commands = Path(__file__).resolve().parents[1] / "recipecli" / "cli" / "commands"
+    offenders = []
+    for path in sorted(commands.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = []
+            if isinstance(node, ast.ImportFrom) and node.module:
+                names = [node.module] if node.level == 0 else [f".{node.module}"]
+            elif isinstance(node, ast.ImportFrom):
+                names = ["."]
+            elif isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            for name in names:
+                if name.startswith(("recipecli.cli.commands", ".")):
+                    offenders.append(f"{path.name}: {name}")
+                if name == "recipecli.cli.app" and path.name != "completion.py":
+                    offenders.append(f"{path.name}: {name}")
+    assert offenders == []
