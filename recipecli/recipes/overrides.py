@@ -57,6 +57,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import recipecli.recipes.engines as E
+from recipecli import codes
 from recipecli.errors import RecipeError, UsageError
 from recipecli.findings import Finding
 from recipecli.recipes.loader import Recipe
@@ -277,13 +278,13 @@ class _Placing:
         if src.where.startswith("--set ") and message.startswith(src.label + ": "):
             message = message[len(src.label) + 2 :]  # the --set text already says where
         self.findings.append(
-            Finding(
+            codes.finding(
                 code,
-                severity,  # type: ignore[arg-type]
-                self.engine,  # type: ignore[arg-type]
                 message,
-                evidence={"key": key, "from": src.label},
+                severity=severity,
+                engine=self.engine,
                 source=f"{src.where}; {RULES[self.engine]}",
+                **{"key": key, "from": src.label},
             )
         )
 

@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import recipecli.recipes.engines as E
+from recipecli import codes
 from recipecli.errors import RecipeError, UsageError
 from recipecli.findings import Finding
 from recipecli.recipes.loader import Recipe
@@ -152,11 +153,10 @@ def _serve_layer(recipe: Recipe, engine: str) -> tuple[list[tuple[str, Any]], li
         flag = E.SERVE_FIELDS[key][1].get(engine)
         if flag is None:
             warnings.append(
-                Finding(
+                codes.finding(
                     "recipe.serve_field_unsupported",
-                    "warning",
-                    engine,
                     f"serve.{key} has no {engine} flag and is not rendered",
+                    engine=engine,
                     source=recipe.where("serve", key),
                 )
             )
@@ -244,11 +244,7 @@ def _placed_overrides(
     warnings: list[Finding] = []
     for f in placed.findings:
         if f.severity == "error":
-            warnings.append(
-                Finding(
-                    f.code, "warning", f.engine, f.message, evidence=f.evidence, source=f.source
-                )
-            )
+            warnings.append(replace(f, severity="warning"))
         elif f.severity == "warning":
             warnings.append(f)
     return placed.value, warnings

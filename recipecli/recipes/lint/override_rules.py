@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 import recipecli.recipes.engines as E
@@ -111,12 +112,9 @@ def lint_overrides(recipe: Recipe) -> list[Finding]:
             for f in place_overrides(engine, sources, config, known=known).findings:
                 if f.code in ENGINE_NEUTRAL:
                     # the same fact for both engines: report it once, for any engine
-                    f = Finding(
-                        f.code,
-                        f.severity,
-                        "any",
-                        f.message,
-                        evidence=f.evidence,
+                    f = replace(
+                        f,
+                        engine="any",
                         source=f"{f.source.partition('; ')[0]}; {NEUTRAL_RULES[f.code]}",
                     )
                 key = (f.code, f.source.partition("; ")[0], f.message, f.engine)
