@@ -21,8 +21,12 @@ every recipe. For each serve command:
   record with ``--model-path`` pointed at a local copy of the target's config (the suite is
   offline). On a machine without an accelerator it stops at
   ``serving_hook.handle_missing_default_values`` (``utils/common.py get_device`` raises "No
-  accelerator"); the hooks before it must pass, the hooks after it (the speculative checks of
-  ``speculative_hook.handle_speculative_decoding`` among them) need a GPU and are skipped.
+  accelerator"); the hooks before it must pass. The whole pipeline (the speculative checks of
+  ``speculative_hook.handle_speculative_decoding`` among them) then runs on the same command with
+  ``--device cpu`` added (SGLang's CPU platform) and a local stand-in draft config of the same
+  family: it must complete with the speculative values unchanged, or stop only where SGLang's CPU
+  platform lacks the target's quantization (gpt-oss's mxfp4); what the GPU platforms add beyond
+  that is not checked.
 
 bench commands render ``vllm bench serve`` (recipecli's bench tool for every engine), not
 ``sglang.bench_serving``: they are checked with vLLM 0.33.0's own parser in the vLLM conformance
@@ -44,7 +48,7 @@ from typing import Any
 import pytest
 import sgl_cli
 import yaml
-from sgl_report import RECIPES, REPO, REPORT, TARGETS, known
+from sgl_report import FIXTURES, RECIPES, REPO, REPORT, TARGETS, known
 
 pytestmark = pytest.mark.conformance_sglang
 
@@ -163,15 +167,62 @@ def check_resolution(pid: str, argv: list[str], tmp: Path) -> None:
     res = sgl_cli.resolve(got["args"])
     REPORT["parser"][-1]["resolution"] = {k: v for k, v in res.items() if k != "hooks"}
     REPORT["parser"][-1]["resolution"]["hooks_run"] = len(res["hooks"])
-    if res["resolved"]:
-        return  # a machine with an accelerator resolves the whole pipeline
-    assert res["stopped_at"] == sgl_cli.DEVICE_HOOK and sgl_cli.NO_ACCELERATOR in res["error"], (
-        f"{pid}: SGLang's resolution refused the command at {res['stopped_at']}: {res['error']}"
-    )
-    REPORT["parser"][-1]["outcome"] = (
+    if not res["resolved"]:
+        assert (
+            res["stopped_at"] == sgl_cli.DEVICE_HOOK and sgl_cli.NO_ACCELERATOR in res["error"]
+        ), f"{pid}: SGLang's resolution refused the command at {res['stopped_at']}: {res['error']}"
+    outcome = (
         f"accepted; resolution passed {len(res['hooks']) - 1} hooks, stopped at "
-        f"{sgl_cli.DEVICE_HOOK} (needs an accelerator; later hooks skipped)"
+        f"{sgl_cli.DEVICE_HOOK} (needs an accelerator)"
     )
+    REPORT["parser"][-1]["outcome"] = outcome + "; " + check_cpu_resolution(pid, argv, tmp)
+
+
+#: recipe draft -> a local draft config of the same family standing in for it (the suite is
+#: offline): SGLang's speculative hook reads the draft's config (its architecture)
+STAND_IN_DRAFTS = {
+    "openai/gpt-oss-120b": "sgl-project-SpecForge-template__gpt-oss-120B-eagle3",
+    "meta-llama/Llama-3.1-8B-Instruct": "sgl-project-SpecForge-template__llama3-8B-eagle3",
+    "Qwen/Qwen3-30B-A3B": "sgl-project-SpecForge-template__qwen3-30B-A3B-eagle3",
+}
+#: what a CPU resolution may stop on: SGLang's CPU platform does not list the target's
+#: quantization (configs/model_config.py _verify_quantization, e.g. gpt-oss's mxfp4)
+CPU_ONLY_STOPS = ("Unknown quantization method",)
+SPEC_FIELDS = (
+    "speculative_algorithm",
+    "speculative_num_steps",
+    "speculative_eagle_topk",
+    "speculative_num_draft_tokens",
+    "tp_size",
+    "context_length",
+    "kv_cache_dtype",
+)
+
+
+def check_cpu_resolution(pid: str, argv: list[str], tmp: Path) -> str:
+    """The whole resolution pipeline, speculative hooks included, on ``argv + --device cpu``
+    (SGLang's CPU platform) with local target and stand-in draft configs. Where it completes,
+    the resolved speculative values must equal the rendered ones: SGLang resolves a
+    ``--speculative-num-draft-tokens`` that breaks its top-k 1 rule to steps + 1 silently, and
+    a rendered value it rewrites is a recipecli bug."""
+    local = _local_target(argv, tmp)
+    target = argv[argv.index("--model-path") + 1]
+    j = local.index("--speculative-draft-model-path") + 1
+    local[j] = str(FIXTURES / STAND_IN_DRAFTS[target])
+    got = sgl_cli.parse_launch([*local, "--device", "cpu"])
+    assert got["accepted"], got["error"]
+    rendered = {k: getattr(got["args"], k) for k in SPEC_FIELDS}
+    res = sgl_cli.resolve(got["args"])
+    if not res["resolved"]:
+        assert any(s in res["error"] for s in CPU_ONLY_STOPS), (
+            f"{pid}: SGLang's CPU resolution refused the command at {res['stopped_at']}: "
+            f"{res['error']}"
+        )
+        return f"--device cpu resolution stopped at {res['stopped_at']} ({res['error'][:60]}: CPU only)"
+    resolved = got["args"].resolved_dict()
+    wrong = {k: (resolved[k], v) for k, v in rendered.items() if resolved[k] != v}
+    assert not wrong, f"{pid}: SGLang resolves / recipecli rendered: {wrong}"
+    return f"--device cpu: all {len(res['hooks'])} hooks resolved, speculative values unchanged"
 
 
 def check_bench(pid: str, argv: list[str]) -> None:
@@ -324,3 +375,25 @@ def test_harness_rejects_what_sglang_rejects() -> None:
     assert got["accepted"] and got["args"].speculative_num_steps == 7
     assert sgl_cli.inexact_flags(["--speculative-num-step", "7"]) == ["--speculative-num-step"]
     assert not sgl_cli.parse_sglang_serve(["--model-path", "m", "--no-such-flag"])["accepted"]
+
+
+def test_harness_sees_a_rewritten_draft_token_count(tmp_path: Path) -> None:
+    """SGLang's CPU resolution rewrites a top-k 1 ``--speculative-num-draft-tokens`` that is not
+    steps + 1 (7 -> 4 at 3 steps), so the equality check of check_cpu_resolution can fail."""
+    argv = [
+        *sgl_cli.LAUNCH,
+        "--model-path",
+        "meta-llama/Llama-3.1-8B-Instruct",
+        "--speculative-algorithm",
+        "EAGLE3",
+        "--speculative-draft-model-path",
+        "d",
+        "--speculative-num-steps",
+        "3",
+        "--speculative-eagle-topk",
+        "1",
+        "--speculative-num-draft-tokens",
+        "7",
+    ]
+    with pytest.raises(AssertionError, match="speculative_num_draft_tokens"):
+        check_cpu_resolution("harness", argv, tmp_path)
