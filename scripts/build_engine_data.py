@@ -21,7 +21,7 @@ Usage::
     # tokenspeed registry (a git directory of lightseekorg/tokenspeed; the commit is recorded)
     python scripts/build_engine_data.py tokenspeed /path/to/tokenspeed.git [--commit SHA]
 
-``tests/test_engine_data.py`` fails when a committed file's recorded version differs from the
+``tests/conformance/test_engine_data.py`` fails when a committed file's recorded version differs from the
 version the engine model pins.
 """
 

@@ -1,28 +1,24 @@
-"""Shared pytest fixtures for recipecli tests.
+"""Shared pytest fixtures for recipecli tests (the helpers they use live in ``tests/helpers/``).
 
-``FIXTURES`` is the directory of real public ``config.json`` files (``tests/fixtures/configs``,
-each with a ``SOURCE.txt`` naming where it came from); derive expected values from them BY HAND, never from the code under test.
+The tests mirror the packages: ``tests/<package>/test_*.py`` tests ``recipecli/<package>/``;
+``tests/test_layers.py`` and ``tests/test_packaging.py`` are about the project as a whole.
 """
 
 from __future__ import annotations
 
-import json
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
-FIXTURES = REPO_ROOT / "tests" / "fixtures" / "configs"
+# the shared helpers (tests/helpers/) import as `helpers.*` from every test package
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from helpers.fixtures import FIXTURES, REPO_ROOT, load_fixture_config  # noqa: E402
 
-def load_fixture_config(name: str) -> dict[str, Any]:
-    """Parsed ``config.json`` of fixture ``name`` (directory name, e.g. ``Qwen__Qwen3-8B``)."""
-    path = FIXTURES / name / "config.json"
-    if not path.is_file():
-        raise FileNotFoundError(f"no fixture config {path}")
-    return json.loads(path.read_text())
+__all__ = ["FIXTURES", "REPO_ROOT", "load_fixture_config"]
 
 
 @pytest.fixture

@@ -366,7 +366,7 @@ def parse_header_bytes(raw: bytes, *, where: str) -> Any:
 # bytes instead of building one dict and two lists per tensor: a 100 MB header of 1.5 million
 # tensors parses in ~2.9 s and ~500 MB peak on a loaded 2-core machine, against ~7 s and ~1.1 GB
 # for json.loads alone (benchmarks/bench_header_15m.py). Anything else goes through json.loads and
-# validate_entries, which accept the same headers (tests/test_hostile_read.py checks both agree).
+# validate_entries, which accept the same headers (tests/checkpoint/test_hostile_read.py checks both agree).
 
 _META_PREFIX = b'{"__metadata__":{'
 #: fixed strings between the fields of an entry (they cannot occur inside a metadata string)

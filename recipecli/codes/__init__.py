@@ -4,7 +4,7 @@ the rule is written down. Codes are a public interface: keep every code listed h
 rename in :data:`ALIASES`.
 
 Findings are built only through :func:`finding`, which refuses a code missing here (and fills in
-the default severity and source). ``tests/test_engine_codes.py`` scans the source for emitted codes
+the default severity and source). ``tests/codes/test_engine_codes.py`` scans the source for emitted codes
 and fails on one the catalog lacks.
 
 Which engines a code applies to is not written here: it is derived from the engine models, whose

@@ -73,7 +73,7 @@ from recipecli.report.notes import (
 )
 from recipecli.report.plot import (
     PLOT_COLOURS,
-    _plot_title,  # noqa: F401 (private; tests/test_report_plot.py imports it from here)
+    _plot_title,  # noqa: F401 (private; tests/report/test_report_plot.py imports it from here)
     check_output_file,
     plot_png,
     plot_rows,
