@@ -44,7 +44,7 @@ sources go through ``os.copy_file_range``), so memory stays far below the larges
 output is written into a hidden temporary directory next to OUT, reopened and compared with the
 source chunk by chunk, and renamed into place only after that verification passes.
 
-Modules: :mod:`~recipecli.convert.options` (the request, option parsers), :mod:`~.plan` (the
+Modules: :mod:`~recipecli.convert.options` (the request: ConvertOptions), :mod:`~.plan` (the
 plan, decided before a byte is written), :mod:`~.translate` (fields translated by meaning),
 :mod:`~.tensors` (output tensors and shards), :mod:`~.config` (the output ``config.json``),
 :mod:`~.semantics` (the meaning a conversion preserves), :mod:`~.casts`, :mod:`~.reader`,
@@ -60,8 +60,6 @@ from recipecli.convert.options import (
     OUTPUT_CONVENTION,
     ConvertOptions,
     OutputFormat,
-    parse_aux_ids,
-    parse_size,
 )
 from recipecli.convert.plan import ConvertPlan, plan_conversion
 from recipecli.convert.progress import Progress, progress_bars_shown
@@ -111,8 +109,6 @@ __all__ = [
     "make_temp_out",
     "map_tensor_name",
     "open_reader",
-    "parse_aux_ids",
-    "parse_size",
     "plan_conversion",
     "progress_bars_shown",
     "repo_id_or_none",
