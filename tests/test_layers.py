@@ -5,7 +5,8 @@ checkpoint (sources -> one description) -> draft / target descriptions -> engine
 models) -> check -> recipes / docsgen / report / convert -> cli (option types, terminal output,
 completion -> the commands -> the lazy group). A module may import its own layer and the layers
 below, never above; ``click`` is imported only under ``recipecli/cli/``. Imports inside functions
-count too (they are how the CLI stays lazy, not a way around the direction).
+count too (they are how the CLI stays lazy, not a way around the direction), and no two modules
+may import each other, directly or through others (no cycle).
 """
 
 from __future__ import annotations
@@ -147,3 +148,86 @@ def test_engine_names_are_compared_only_in_the_engines_package():
                     if isinstance(c, ast.Constant) and c.value in names:
                         offenders.append(f"{module}:{node.lineno}")
     assert offenders == []
+
+
+def module_graph() -> dict[str, set[str]]:
+    """Module -> the recipecli modules it imports (top-level and inside functions alike).
+
+    ``from recipecli.x import y`` counts as an import of ``x.y`` when ``y`` is a module, else of
+    ``x`` (its ``__init__``)."""
+    known = {m for m, _ in modules()}
+    graph: dict[str, set[str]] = {}
+    for module, path in modules():
+        is_init = path.name == "__init__.py"
+        pkg = module.split(".")
+        edges: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom):
+                if node.level:
+                    base = pkg[: len(pkg) - node.level + (1 if is_init else 0)]
+                    name = ".".join([*base, node.module] if node.module else base)
+                elif node.module == "recipecli":
+                    name = ""
+                elif node.module and node.module.startswith("recipecli."):
+                    name = node.module[len("recipecli.") :]
+                else:
+                    continue
+                for alias in node.names:
+                    sub = f"{name}.{alias.name}" if name else alias.name
+                    edges.add(sub if sub in known else name)
+            elif isinstance(node, ast.Import):
+                edges.update(
+                    a.name[len("recipecli.") :]
+                    for a in node.names
+                    if a.name.startswith("recipecli.")
+                )
+        graph[module] = {e for e in edges if e in known and e != module}
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                found.append(sorted(comp))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_cycle_finder_finds_a_cycle_through_three_modules():
+    # a -> b -> c -> a is one cycle; d only points into it
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert cycles(graph) == [["a", "b", "c"]]
+    assert cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_no_import_cycles():
+    # e.g. recipes.render <-> recipes.lint (a function-level import) was one; shared code goes
+    # to a lower module instead (recipes.overrides)
+    assert cycles(module_graph()) == []
