@@ -25,9 +25,14 @@ SECTIONS = (
         "(`PretrainedConfig.update`); `rope_scaling` / `rope_parameters` dicts are merged into the "
         "existing dict; anything else is set on the TOP-LEVEL config. So a flat key on a wrapped target "
         "(MiniMax-M3, Qwen3-VL) lands on the outer config, where the language model never reads it "
-        "(only `pad/bos/eos_token_id` and `tie_word_embeddings` are copied across), while the nested "
-        '`{"text_config": {...}}` form that reaches it also reaches the flat EAGLE3 draft, where it '
-        "becomes a new `text_config` attribute: `get_hf_text_config` converts it to a bare "
+        "(only `pad/bos/eos_token_id` and `tie_word_embeddings` are copied across). The nested "
+        '`{"text_config": {...}}` form is merged only where the wrapper\'s `text_config` is a '
+        "`PretrainedConfig` when the override is applied: Qwen3-VL (transformers' `Qwen3VLConfig`) "
+        "gets the keys on its text model; MiniMax-M3 (SGLang's own `MiniMaxM3VLConfig`, "
+        "configs/minimax_vl.py) holds `text_config` as a plain dict under transformers "
+        f"{TRANSFORMERS}, so the override dict replaces the whole text config and "
+        "`get_hf_text_config` fails on the target too. On the flat EAGLE3 draft the nested form "
+        "always becomes a new `text_config` attribute: `get_hf_text_config` converts it to a bare "
         "`PretrainedConfig` and asserts it has `num_attention_heads`, so start-up fails with an "
         "`AssertionError` (or, if the override includes `num_attention_heads`, the draft's text config "
         "is replaced by that partial one). A key meant for the target's text model therefore has no "
@@ -55,6 +60,10 @@ NOTES = (
     f"transformers' config defaults come from {TRANSFORMERS}, the release SGLang 0.5.23 pins.",
     "The draft's tensor-parallel size is the target's (the Llama draft runs in the target's TP "
     "group); there is no separate draft TP.",
-    "No conformance run against SGLang's own code yet: its config code needs the torch and "
-    "torchvision versions SGLang pins.",
+    "Checked against SGLang 0.5.23's own code by the conformance suite (tests/conformance_sglang, "
+    "`bash scripts/conformance/run_sglang_conformance.sh`, in CI): every rendered serve command "
+    "through SGLang's parser and `ServerArgs` resolution, every `--json-model-override-args` "
+    "render through `get_config` / `get_hf_text_config` on target and draft, and check's vocab "
+    "padding, draft architecture, context-length refusal and aux layers against SGLang's own "
+    "functions on the conformance pairs.",
 )
