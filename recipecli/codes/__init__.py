@@ -62,7 +62,9 @@ def entry(code: str) -> Code:
     """
     key = catalog_code(code)
     if key not in CATALOG:
-        raise KeyError(f"finding code {code!r} is not in recipecli/codes.py: add it to the catalog")
+        raise KeyError(
+            f"finding code {code!r} is not in the catalog: add it to recipecli/codes/ (check.py, lint.py or report.py)"
+        )
     return CATALOG[key]
 
 

@@ -1152,7 +1152,7 @@ def test_docs_name_every_code():
     from recipecli.check import RULES
     from recipecli.engines import engine_models
 
-    # docs/engines/codes.md is generated from recipecli/codes.py and the models; test_engine_models
+    # docs/engines/codes.md is generated from recipecli/codes/ and the models; test_engine_models
     # checks that every emitted code is in that catalog, this that the page shows it
     doc = (REPO / "docs" / "engines" / "codes.md").read_text()
     registered = {c for r in RULES for c in r.codes if c != "shape.*"}

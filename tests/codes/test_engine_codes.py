@@ -1,4 +1,4 @@
-"""The finding-code catalog (recipecli/codes.py): every code emitted anywhere is catalogued, findings
+"""The finding-code catalog (recipecli/codes/): every code emitted anywhere is catalogued, findings
 are built only through :func:`recipecli.codes.finding`, and the engines a code applies to are
 derived from the engine models' steps.
 
