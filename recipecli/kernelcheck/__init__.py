@@ -36,6 +36,7 @@ from recipecli.hints import install_hint
 from recipecli.kernelcheck.cases import (
     CONVENTIONS,
     CaseResult,
+    KernelReport,
     format_report,
     report,
     run_cases,
@@ -48,6 +49,7 @@ from recipecli.kernelcheck.norms import (
     draft_norms,
     normalise_dtype,
     synthetic_norms,
+    with_fc_norm_chunks,
 )
 
 __all__ = [
@@ -65,6 +67,7 @@ __all__ = [
     "cuda_driver_present",
     "dependencies_missing",
     "draft_norms",
+    "KernelReport",
     "format_report",
     "kernel_findings",
     "normalise_dtype",
@@ -72,6 +75,7 @@ __all__ = [
     "resolve_device",
     "run_cases",
     "synthetic_norms",
+    "with_fc_norm_chunks",
 ]
 
 INSTALL_HINT = install_hint("kernels")

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -362,21 +362,51 @@ def _host_fc_norm(
     return results
 
 
-def report(norms: DraftNorms, results: Sequence[CaseResult], device: str) -> dict[str, Any]:
-    """The ``verify-kernel --json`` document."""
-    return {
-        "draft": norms.to_dict(),
-        "device": device,
-        "interpreted": device == "cpu",
-        "passed": all(r.passed for r in results),
-        "cases": [r.to_dict() for r in results],
-    }
+@dataclass(frozen=True)
+class KernelReport:
+    """The result of ``recipecli verify-kernel``: the draft's norms and every case run.
+
+    Fields:
+        norms: the draft's RMSNorm weights, eps and dtype the cases were built from.
+        device: ``cpu`` (Triton's interpreter) or ``cuda``.
+        cases: one :class:`CaseResult` per (kind, convention, N, code path).
+    """
+
+    norms: DraftNorms
+    device: str
+    cases: tuple[CaseResult, ...]
+
+    @property
+    def interpreted(self) -> bool:
+        """True when the kernels ran under Triton's CPU interpreter."""
+        return self.device == "cpu"
+
+    @property
+    def passed(self) -> bool:
+        """True when every case is within its tolerances."""
+        return all(r.passed for r in self.cases)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``verify-kernel --json`` document: draft, device, interpreted, passed, cases."""
+        return {
+            "draft": self.norms.to_dict(),
+            "device": self.device,
+            "interpreted": self.interpreted,
+            "passed": self.passed,
+            "cases": [r.to_dict() for r in self.cases],
+        }
 
 
-def format_report(rep: Mapping[str, Any]) -> str:
-    """``recipecli verify-kernel``'s text of a :func:`report` document: the draft's norms, the
+def report(norms: DraftNorms, results: Sequence[CaseResult], device: str) -> KernelReport:
+    """The :class:`KernelReport` of ``results`` run on ``device`` for ``norms``."""
+    return KernelReport(norms, device, tuple(results))
+
+
+def format_report(result: KernelReport) -> str:
+    """``recipecli verify-kernel``'s text of a :class:`KernelReport`: the draft's norms, the
     device, one row per case (max abs error, max ulp, fraction bit-identical, verdict with its
     tolerances), each engine's fused-path guard per kind, and the overall verdict."""
+    rep = result.to_dict()
     d = rep["draft"]
     lines = [f"draft: {d['source']}  dtype {d['dtype']}  eps {d['eps']:g} ({d['eps_origin']})"]
     lines += [f"  {w['name']}: [{w['width']}] {w['origin']}" for w in d["layer0"] + d["fc_norm"]]

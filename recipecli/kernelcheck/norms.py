@@ -5,7 +5,7 @@ are marked for synthesis."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from recipecli.draft import DraftModel
@@ -200,4 +200,22 @@ def synthetic_norms(
         ),
         fc,
         ("all weights synthesised",),
+    )
+
+
+def with_fc_norm_chunks(norms: DraftNorms, chunks: int) -> DraftNorms:
+    """``norms`` with ``chunks`` synthesised fc_norm weights of the hidden-norm width, for a draft
+    that has none (so the grouped fc_norm kernel is exercised on the draft's width and dtype); the
+    notes say so. A draft that has fc_norm weights is returned unchanged.
+
+    Args:
+        norms: the draft's norms (``layer0`` = (input_layernorm, hidden_norm)).
+        chunks: number of fc_norm chunks k (>= 1), each of width ``layer0[1].width``.
+    """
+    if norms.fc_norm:
+        return norms
+    width = norms.layer0[1].width
+    fc = tuple(NormWeight(f"fc_norm.{i} (synthesised)", width) for i in range(chunks))
+    return replace(
+        norms, fc_norm=fc, notes=(*norms.notes, f"--chunks {chunks}: fc_norm synthesised")
     )

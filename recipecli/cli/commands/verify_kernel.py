@@ -52,7 +52,6 @@ def command(source, revision, widths, chunks, dtype, tokens, device, seed, as_js
     runs under Triton's interpreter on numpy arrays (no torch), each case once as a register
     tile and once as the looped reduction (keep --tokens small).
     """
-    from dataclasses import replace
 
     from recipecli import kernelcheck as kc
 
@@ -74,21 +73,12 @@ def command(source, revision, widths, chunks, dtype, tokens, device, seed, as_js
                     f"--chunks {chunks}: the draft has {len(norms.fc_norm)} fc_norm weights",
                     path=source,
                 )
-            if not norms.fc_norm:
-                width = norms.layer0[1].width
-                fc = tuple(
-                    kc.NormWeight(f"fc_norm.{i} (synthesised)", width) for i in range(chunks)
-                )
-                norms = replace(
-                    norms,
-                    fc_norm=fc,
-                    notes=(*norms.notes, f"--chunks {chunks}: fc_norm synthesised"),
-                )
+            norms = kc.with_fc_norm_chunks(norms, chunks)
     dev = kc.resolve_device(device)
     results = kc.run_cases(norms, list(tokens), dev, seed=seed)
-    rep = kc.report(norms, results, dev)
+    result = kc.report(norms, results, dev)
     if as_json:
-        print_json(rep)
+        print_json(result)
     else:
-        click.echo(kc.format_report(rep))
-    return 0 if rep["passed"] else 1
+        click.echo(kc.format_report(result))
+    return 0 if result.passed else 1
