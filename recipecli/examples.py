@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from importlib import resources
 from pathlib import Path
 
@@ -42,3 +43,35 @@ def example_pair(name: str) -> tuple[str, str]:
         raise UsageError(f"unknown example {name!r}; available: {', '.join(list_example_names())}")
     target, draft = EXAMPLES[name]
     return str(examples_dir() / target), str(examples_dir() / draft)
+
+
+def bundled_snapshots() -> dict[str, str]:
+    """Bundled metadata snapshots (``recipecli/data/examples/*.json``) by the model id they
+    record in ``source``: ``{"meta-llama/Llama-3.1-8B-Instruct": path, …}``."""
+    out: dict[str, str] = {}
+    for path in sorted(examples_dir().glob("*.json")):
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):  # pragma: no cover - shipped files are valid
+            continue
+        if isinstance(data, dict) and isinstance(data.get("source"), str):
+            out.setdefault(data["source"], str(path))
+    return out
+
+
+def open_source(source: str, revision: str | None = None):
+    """Open a recipe's target or draft: recipecli's bundled snapshot of that repo id when it
+    ships one and no revision is asked (offline), else
+    :func:`recipecli.checkpoint.open_checkpoint` (directory, snapshot file, HF cache, then the
+    Hub).
+
+    Returns:
+        the :class:`~recipecli.checkpoint.Checkpoint`.
+
+    Raises:
+        RecipeCliError: as ``open_checkpoint`` raises it (missing source, bad files, Hub errors).
+    """
+    from recipecli.checkpoint import open_checkpoint
+
+    snap = bundled_snapshots().get(source) if revision is None else None
+    return open_checkpoint(snap if snap is not None else source, revision)

@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from recipecli.errors import UsageError
 from recipecli.recipes.loader import Recipe
 from recipecli.recipes.render import Rendered
 
@@ -147,3 +148,182 @@ def describe(group: Sequence[Deployment]) -> str:
         text += f", draft TP {d.draft_tp}"
     mml = d.max_model_len if d.max_model_len is not None else "the target's default"
     return f"{text}, max_model_len {mml}"
+
+
+def recipe_engines(
+    name: str, ref: str, engine: str, reasons: Mapping[str, str]
+) -> tuple[tuple[str, ...], dict[str, str]]:
+    """The engines ``check --recipe`` checks, and those it leaves out with their reasons.
+
+    Args:
+        name, ref: the recipe's name and how the user named it (for messages).
+        engine: ``all`` or one engine name.
+        reasons: engine -> why the recipe marks it unsupported (:func:`unsupported_engines`).
+
+    Returns:
+        (engines to check, {engine left out: reason}): ``all`` = the engines recipes render for,
+        less those the recipe marks unsupported (checked only when asked for by name).
+
+    Raises:
+        UsageError: every engine is marked unsupported, or ``engine`` is one recipes do not
+            render for.
+    """
+    from recipecli.engines import ENGINES
+    from recipecli.recipes.engines import ENGINES as RECIPE_ENGINES
+
+    if engine == "all":
+        renderable = tuple(e for e in ENGINES if e in RECIPE_ENGINES)
+        engines = tuple(e for e in renderable if e not in reasons)
+        if not engines:
+            raise UsageError(
+                f"recipe {name} marks every engine unsupported; check one with --engine",
+                path=ref,
+            )
+        return engines, {e: reasons[e] for e in renderable if e in reasons}
+    if engine not in RECIPE_ENGINES:
+        raise UsageError(
+            f"--recipe: recipes render for {', '.join(RECIPE_ENGINES)}, not {engine}; check "
+            f"its pair with `recipecli check TARGET DRAFT --engine {engine}`"
+        )
+    return (engine,), {}
+
+
+@dataclass(frozen=True)
+class RecipeCheck:
+    """The result of ``recipecli check --recipe``: one check run per distinct deployment.
+
+    Attributes:
+        name, ref, bundled: the recipe's name, how it was named, whether it ships with recipecli.
+        hardware: the hardware profile the deployments are on (None: a recipe without profiles).
+        deployments: every engine's deployment, in engine order.
+        unsupported: engine -> reason, the recipe's ``unsupported`` section.
+        not_checked: engine -> reason for the engines left out (marked unsupported).
+        runs: (deployments checked together, their :class:`~recipecli.check.CheckResult`).
+    """
+
+    name: str
+    ref: str
+    bundled: bool
+    hardware: str | None
+    deployments: tuple[Deployment, ...]
+    unsupported: dict[str, str]
+    not_checked: dict[str, str]
+    runs: tuple[tuple[tuple[Deployment, ...], Any], ...]
+
+    def ok(self, strict: bool = False) -> bool:
+        """True when no run has an error (or, with ``strict``, a warning)."""
+        return all(res.ok(strict) for _, res in self.runs)
+
+    def to_dict(self, strict: bool = False) -> dict[str, Any]:
+        """The ``check --recipe --json`` document: ``recipe``, ``checks`` (one per run, with its
+        ``settings``: tp, draft_tp, max_model_len), ``ok``."""
+        return {
+            "recipe": {
+                "name": self.name,
+                "ref": self.ref,
+                "bundled": self.bundled,
+                "hardware": self.hardware,
+                "deployments": [d.to_dict() for d in self.deployments],
+                "unsupported": dict(self.unsupported),
+                "not_checked": sorted(self.not_checked),
+            },
+            "checks": [
+                {
+                    "settings": {
+                        "tp": group[0].tp,
+                        "draft_tp": group[0].draft_tp,
+                        "max_model_len": group[0].max_model_len,
+                    },
+                    **res.to_dict(strict),
+                }
+                for group, res in self.runs
+            ],
+            "ok": self.ok(strict),
+        }
+
+    def format_text(
+        self, *, strict: bool = False, color: bool = False, width: int | None = None
+    ) -> str:
+        """One block per run (titled with the recipe, hardware and deployments, then check's
+        report), then one note per engine left out."""
+        from recipecli.check import format_result
+        from recipecli.output import paint, wrap_line
+
+        blocks = []
+        for group, res in self.runs:
+            title = f"recipe {self.name}" + (f", hardware {self.hardware}" if self.hardware else "")
+            report = format_result(res, strict=strict, color=color, width=width)
+            blocks.append(f"{title}: {describe(group)}\n" + report)
+        for e, reason in self.not_checked.items():
+            note = (
+                f"{e}: not checked: the recipe marks it unsupported ({' '.join(reason.split())}); "
+                f"--engine {e} checks it anyway"
+            )
+            lines = wrap_line(note, width)
+            lines[0] = paint(e, "warning", color) + lines[0][len(e) :]
+            blocks.append("\n".join(lines))
+        return "\n\n".join(blocks)
+
+
+def check_recipe(
+    ref: str,
+    *,
+    hardware: str | None = None,
+    engine: str = "all",
+    kernel: str = "auto",
+    revision: str | None = None,
+    draft_revision: str | None = None,
+) -> RecipeCheck:
+    """``check --recipe``: load the recipe, render each engine's serve command on ``hardware``,
+    and run :func:`recipecli.check.run_check` once per distinct deployment
+    (:func:`group_deployments`) on its pair, TP, draft TP and ``max_model_len``. Targets and
+    drafts that recipecli ships a snapshot of are opened from it (:func:`recipecli.examples.open_source`).
+
+    Args:
+        ref: a bundled recipe name or a recipe file.
+        hardware: the hardware profile (None: the recipe's default).
+        engine: ``all`` or one engine (see :func:`recipe_engines`).
+        kernel: the fused-norm kernel check mode (``auto``, ``cpu``, ``cuda``, ``skip``).
+        revision, draft_revision: Hub revisions of the target and the draft.
+
+    Raises:
+        RecipeError, UsageError, CheckpointError: as loading, rendering and opening raise them.
+    """
+    from recipecli.check import run_check
+    from recipecli.examples import open_source
+    from recipecli.recipes.loader import load_recipe
+
+    rec = load_recipe(ref)
+    reasons = unsupported_engines(rec)
+    engines, skipped = recipe_engines(rec.name, ref, engine, reasons)
+    deps = recipe_deployments(rec, engines, hardware)
+    opened: dict[tuple[str, str | None], Any] = {}
+
+    def source(name: str, rev: str | None) -> Any:
+        if (name, rev) not in opened:
+            opened[(name, rev)] = open_source(name, rev)
+        return opened[(name, rev)]
+
+    runs = []
+    for group in group_deployments(deps):
+        d = group[0]
+        res = run_check(
+            source(d.target, revision),
+            source(d.draft, draft_revision),
+            engines=tuple(x.engine for x in group),
+            tps=(d.tp,),
+            draft_tp=d.draft_tp,
+            max_model_len=d.max_model_len,
+            kernel=kernel,
+        )
+        runs.append((tuple(group), res))
+    return RecipeCheck(
+        name=rec.name,
+        ref=ref,
+        bundled=rec.bundled,
+        hardware=deps[0].hardware if deps else hardware,
+        deployments=tuple(deps),
+        unsupported=reasons,
+        not_checked=skipped,
+        runs=tuple(runs),
+    )

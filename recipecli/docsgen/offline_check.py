@@ -4,7 +4,6 @@ network unless ``--checkpoints online`` (and never with torch)."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -13,6 +12,7 @@ from typing import Any
 
 from recipecli.docsgen.inputs import hardware_names
 from recipecli.errors import RecipeCliError
+from recipecli.examples import bundled_snapshots
 from recipecli.recipecheck import deployment, pair_of
 from recipecli.recipes.loader import Recipe
 from recipecli.recipes.render import Rendered
@@ -24,22 +24,6 @@ CHECKPOINT_MODES: tuple[str, ...] = ("bundled", "cache", "online", "none")
 
 
 @lru_cache(maxsize=1)
-def bundled_snapshots() -> dict[str, str]:
-    """Bundled metadata snapshots (``recipecli/data/examples/*.json``) by the model id they
-    record in ``source``: ``{"meta-llama/Llama-3.1-8B-Instruct": path, …}``."""
-    from recipecli.examples import examples_dir
-
-    out: dict[str, str] = {}
-    for path in sorted(examples_dir().glob("*.json")):
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):  # pragma: no cover - shipped files are valid
-            continue
-        if isinstance(data, dict) and isinstance(data.get("source"), str):
-            out.setdefault(data["source"], str(path))
-    return out
-
-
 def _bin_only(root: Path) -> bool:
     from recipecli.checkpoint.local import has_weights
 

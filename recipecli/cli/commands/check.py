@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import click
 
 from recipecli.cli.completion import complete_example, complete_hardware, complete_recipe
@@ -174,17 +172,6 @@ def command(
     return EXIT_OK if res.ok(strict) else EXIT_FINDINGS
 
 
-def _open_source(source: str, revision: str | None) -> Any:
-    """A recipe's target or draft: recipecli's bundled snapshot of that repo id when it ships
-    one (offline), else :func:`recipecli.checkpoint.open_checkpoint` (directory, snapshot file,
-    HF cache, then the Hub)."""
-    from recipecli.checkpoint import open_checkpoint
-    from recipecli.docsgen import bundled_snapshots
-
-    snap = bundled_snapshots().get(source) if revision is None else None
-    return open_checkpoint(snap if snap is not None else source, revision)
-
-
 def _check_recipe(
     ref: str,
     hardware: str | None,
@@ -195,116 +182,21 @@ def _check_recipe(
     as_json: bool,
     strict: bool,
 ) -> int:
-    """``check --recipe``: one check run per distinct deployment of the recipe's engines
-    (:func:`recipecli.recipecheck.group_deployments`); exit 1 when any fails."""
-    from recipecli.check import run_check
-    from recipecli.recipecheck import group_deployments, recipe_deployments, unsupported_engines
-    from recipecli.recipes.loader import load_recipe
+    """``check --recipe``: :func:`recipecli.recipecheck.check_recipe`, printed; exit 1 when any
+    run fails."""
+    from recipecli.recipecheck import check_recipe
 
-    rec = load_recipe(ref)
-    reasons = unsupported_engines(rec)
-    engines, skipped = _recipe_engines(rec.name, ref, engine, reasons)
-    deps = recipe_deployments(rec, engines, hardware)
-    opened: dict[tuple[str, str | None], Any] = {}
-
-    def source(name: str, rev: str | None) -> Any:
-        if (name, rev) not in opened:
-            opened[(name, rev)] = _open_source(name, rev)
-        return opened[(name, rev)]
-
-    runs = []
-    for group in group_deployments(deps):
-        d = group[0]
-        res = run_check(
-            source(d.target, revision),
-            source(d.draft, draft_revision),
-            engines=tuple(x.engine for x in group),
-            tps=(d.tp,),
-            draft_tp=d.draft_tp,
-            max_model_len=d.max_model_len,
-            kernel=kernel,
-        )
-        runs.append((group, res))
-    ok = all(res.ok(strict) for _, res in runs)
-    hw = deps[0].hardware if deps else hardware
+    result = check_recipe(
+        ref,
+        hardware=hardware,
+        engine=engine,
+        kernel=kernel,
+        revision=revision,
+        draft_revision=draft_revision,
+    )
     if as_json:
-        print_json(
-            {
-                "recipe": {
-                    "name": rec.name,
-                    "ref": ref,
-                    "bundled": rec.bundled,
-                    "hardware": hw,
-                    "deployments": [d.to_dict() for d in deps],
-                    "unsupported": reasons,
-                    "not_checked": sorted(skipped),
-                },
-                "checks": [
-                    {
-                        "settings": {
-                            "tp": group[0].tp,
-                            "draft_tp": group[0].draft_tp,
-                            "max_model_len": group[0].max_model_len,
-                        },
-                        **res.to_dict(strict),
-                    }
-                    for group, res in runs
-                ],
-                "ok": ok,
-            }
-        )
+        print_json(result.to_dict(strict))
     else:
-        _print_recipe_text(rec.name, hw, runs, skipped, strict)
-    return EXIT_OK if ok else EXIT_FINDINGS
-
-
-def _recipe_engines(
-    name: str, ref: str, engine: str, reasons: dict[str, str]
-) -> tuple[tuple[str, ...], dict[str, str]]:
-    """The engines ``check --recipe`` checks, and those it leaves out with their reasons
-    (``reasons``: engine -> why the recipe marks it unsupported): ``--engine all`` = the
-    engines recipes render for, less those the recipe marks unsupported (checked only on
-    request)."""
-    from recipecli.check import ENGINES
-    from recipecli.recipes.engines import ENGINES as RECIPE_ENGINES
-
-    if engine == "all":
-        renderable = tuple(e for e in ENGINES if e in RECIPE_ENGINES)
-        engines = tuple(e for e in renderable if e not in reasons)
-        if not engines:
-            raise UsageError(
-                f"recipe {name} marks every engine unsupported; check one with --engine",
-                path=ref,
-            )
-        return engines, {e: reasons[e] for e in renderable if e in reasons}
-    if engine not in RECIPE_ENGINES:
-        raise UsageError(
-            f"--recipe: recipes render for {', '.join(RECIPE_ENGINES)}, not {engine}; check "
-            f"its pair with `recipecli check TARGET DRAFT --engine {engine}`"
-        )
-    return (engine,), {}
-
-
-def _print_recipe_text(
-    name: str, hw: str | None, runs: list, skipped: dict[str, str], strict: bool
-) -> None:
-    """One block per check run (titled with the recipe, hardware and deployments), then one
-    note per engine left out."""
-    from recipecli.check import format_result
-    from recipecli.output import paint, wrap_line
-    from recipecli.recipecheck import describe
-
-    look = style()
-    blocks = []
-    for group, res in runs:
-        title = f"recipe {name}" + (f", hardware {hw}" if hw else "")
-        blocks.append(f"{title}: {describe(group)}\n" + format_result(res, strict=strict, **look))
-    for e, reason in skipped.items():
-        note = (
-            f"{e}: not checked: the recipe marks it unsupported ({' '.join(reason.split())}); "
-            f"--engine {e} checks it anyway"
-        )
-        lines = wrap_line(note, look["width"])
-        lines[0] = paint(e, "warning", look["color"]) + lines[0][len(e) :]
-        blocks.append("\n".join(lines))
-    click.echo("\n\n".join(blocks), color=look["color"])
+        look = style()
+        click.echo(result.format_text(strict=strict, **look), color=look["color"])
+    return EXIT_OK if result.ok(strict) else EXIT_FINDINGS
