@@ -61,6 +61,7 @@ from recipecli.docsgen.pages import (
 )
 from recipecli.docsgen.results import results_sections
 from recipecli.docsgen.sync import (
+    SyncReport,
     SyncResult,
     ensure_output_dir,
     find_orphans,
@@ -80,6 +81,7 @@ __all__ = [
     "CheckSection",
     "Command",
     "DocsOptions",
+    "SyncReport",
     "SyncResult",
     "bundled_snapshots",
     "cell",

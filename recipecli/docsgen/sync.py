@@ -34,6 +34,82 @@ class SyncResult:
     unchanged: tuple[str, ...] = field(default_factory=tuple)
 
 
+@dataclass(frozen=True)
+class SyncReport:
+    """What ``recipecli docs`` reports about one :func:`sync` run.
+
+    Attributes:
+        result: the :class:`SyncResult`.
+        out: the output directory (file names in ``result`` are relative to it).
+        check: True under ``--check`` (nothing written: missing/stale/orphaned files fail).
+        pages: how many pages this run generates.
+    """
+
+    result: SyncResult
+    out: Path
+    check: bool
+    pages: int
+
+    def _paths(self, names: Sequence[str]) -> list[str]:
+        return [str(self.out / n) for n in names]
+
+    @property
+    def failed(self) -> bool:
+        """True under ``check`` when some file is missing, stale or orphaned."""
+        r = self.result
+        return self.check and bool(r.missing or r.stale or r.orphans)
+
+    def to_dict(self) -> dict[str, object]:
+        """The ``docs --json`` document: output, check, ok, then the paths of each kind."""
+        r = self.result
+        return {
+            "output": str(self.out),
+            "check": self.check,
+            "ok": not self.failed,
+            "missing": self._paths(r.missing),
+            "stale": self._paths(r.stale),
+            "orphans": self._paths(r.orphans),
+            "written": self._paths(r.written),
+            "removed": self._paths(r.removed),
+            "unchanged": self._paths(r.unchanged),
+        }
+
+    def lines(self) -> list[tuple[str, bool]]:
+        """The text report as (line, to stderr) pairs: under ``check`` the missing/stale files
+        and a summary (on stderr when it failed); else the files written and removed (stderr)
+        and a count line."""
+        r = self.result
+        if self.check:
+            out = [(f"missing: {p}", False) for p in self._paths(r.missing)]
+            out += [(f"stale: {p}", False) for p in self._paths(r.stale)]
+            out += [
+                (f"stale: {p} (no recipe generates it any more)", False)
+                for p in self._paths(r.orphans)
+            ]
+            if self.failed:
+                n = len(r.missing) + len(r.stale) + len(r.orphans)
+                out.append(
+                    (
+                        f"recipecli docs: {n} file(s) missing or out of date in {self.out}; "
+                        "run the same command without --check to regenerate",
+                        True,
+                    )
+                )
+            else:
+                out.append((f"{self.out}: {self.pages} files up to date", False))
+            return out
+        out = [(f"wrote {self.out / n}", True) for n in r.written]
+        out += [(f"removed {self.out / n}", True) for n in r.removed]
+        out.append(
+            (
+                f"{self.out}: {len(r.written)} written, {len(r.removed)} removed, "
+                f"{len(r.unchanged)} unchanged",
+                False,
+            )
+        )
+        return out
+
+
 def first_line(path: Path) -> str | None:
     """First line of ``path`` without its line end; None when it cannot be read as UTF-8 text
     (missing, a directory, unreadable, binary)."""

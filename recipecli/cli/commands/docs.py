@@ -4,7 +4,6 @@ models pages (tokenspeed's docs/recipes/models.md layout) and one page per recip
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import click
 
@@ -99,54 +98,13 @@ def command(
         inputs += [(f"the recipe {r.path}", r.path) for r in loaded]
         if templates:
             inputs.append((f"the --templates folder {templates}", templates))
+    from recipecli.docsgen import SyncReport
+
     result = sync(pages, out_dir, check=check, inputs=inputs)
-    failed = _print_result(result, Path(out_dir), check=check, pages=len(pages), as_json=as_json)
-    return EXIT_FINDINGS if failed else EXIT_OK
-
-
-def _print_result(result: Any, out: Path, *, check: bool, pages: int, as_json: bool) -> bool:
-    """Print what :func:`recipecli.docsgen.sync` did (or, under ``--check``, found); True when
-    ``--check`` found files missing or stale."""
-    missing = [str(out / n) for n in result.missing]
-    stale = [str(out / n) for n in result.stale]
-    orphans = [str(out / n) for n in result.orphans]
-    failed = check and bool(missing or stale or orphans)
+    report = SyncReport(result, Path(out_dir), check, len(pages))
     if as_json:
-        print_json(
-            {
-                "output": str(out),
-                "check": check,
-                "ok": not failed,
-                "missing": missing,
-                "stale": stale,
-                "orphans": orphans,
-                "written": [str(out / n) for n in result.written],
-                "removed": [str(out / n) for n in result.removed],
-                "unchanged": [str(out / n) for n in result.unchanged],
-            }
-        )
-    elif check:
-        for path in missing:
-            click.echo(f"missing: {path}")
-        for path in stale:
-            click.echo(f"stale: {path}")
-        for path in orphans:
-            click.echo(f"stale: {path} (no recipe generates it any more)")
-        if failed:
-            click.echo(
-                f"recipecli docs: {len(missing) + len(stale) + len(orphans)} file(s) missing or "
-                f"out of date in {out}; run the same command without --check to regenerate",
-                err=True,
-            )
-        else:
-            click.echo(f"{out}: {pages} files up to date")
+        print_json(report)
     else:
-        for path in result.written:
-            click.echo(f"wrote {out / path}", err=True)
-        for path in result.removed:
-            click.echo(f"removed {out / path}", err=True)
-        click.echo(
-            f"{out}: {len(result.written)} written, {len(result.removed)} removed, "
-            f"{len(result.unchanged)} unchanged"
-        )
-    return failed
+        for line, to_stderr in report.lines():
+            click.echo(line, err=to_stderr)
+    return EXIT_FINDINGS if report.failed else EXIT_OK
