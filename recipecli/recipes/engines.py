@@ -142,18 +142,6 @@ SERVE_VALUE_SPELLING: dict[str, dict[str, dict[Any, Any]]] = {
 # --speculative-config (v0.33.0 vllm/config/speculative.py SpeculativeConfig.method).
 TOKENSPEED_ALGORITHM: dict[str, str] = {"eagle3": "EAGLE3"}
 
-# Flag that carries the target's config overrides, and whether text keys nest under the wrapper
-# key (vLLM) or go flat (tokenspeed): recipecli/recipes/overrides.py holds the rule and its sources
-# (docs/engines/vllm.md#hf-overrides, docs/engines/tokenspeed.md#hf-overrides; vLLM PR #25727).
-OVERRIDES_FLAG: dict[str, tuple[str, bool]] = {
-    "vllm": ("--hf-overrides", True),
-    "tokenspeed": ("--hf-overrides", False),
-    # SGLang 0.5.23 fields/model.py json_model_override_args (JSON text), applied one level deep
-    # to the target's AND the draft's config (utils/hf_transformers/config.py get_config;
-    # docs/engines/sglang.md#json-model-override-args): recipecli/recipes/overrides.py.
-    "sglang": ("--json-model-override-args", False),
-}
-
 # Keys that are engine flags, not model-config fields: placed in --hf-overrides they are set on
 # the HF config, where no engine reads them (docker/model-runner#912; docs/engines/vllm.md#hf-overrides).
 # An override source holding one is an error (recipecli/recipes/overrides.py).
@@ -194,6 +182,153 @@ ENGINE_FLAG_KEYS: frozenset[str] = frozenset(
 TOKENSPEED_DRAFT_SHARED_KEYS: frozenset[str] = frozenset(
     {"num_hidden_layers", "vocab_size", "hidden_size", "max_position_embeddings"}
 )
+
+# SGLang: flat keys are set on the EAGLE3 draft's config as well (0.5.23
+# configs/model_config.py ModelConfig.from_server_args -> utils/hf_transformers/config.py
+# get_config with is_draft_model=True); these change the draft's geometry or positions
+# (models/llama_eagle3.py LlamaModel.__init__ builds num_hidden_layers layers of hidden_size from
+# them; configs/model_config.py _derive_context_length reads max_position_embeddings / rope).
+SGLANG_DRAFT_SHARED_KEYS: frozenset[str] = frozenset(
+    {
+        "num_hidden_layers",
+        "vocab_size",
+        "hidden_size",
+        "intermediate_size",
+        "num_attention_heads",
+        "num_key_value_heads",
+        "head_dim",
+        "max_position_embeddings",
+        "rope_scaling",
+        "rope_parameters",
+        "rope_theta",
+    }
+)
+
+# Where an engine puts the merged text-model keys of the config overrides
+# (OverridePlacement.text_keys); recipecli/recipes/overrides.py holds one placement per value.
+#: Flat keys are set on the TOP-level config and a dict whose key names an existing sub-config is
+#: merged into it recursively, so a wrapped target's text keys are nested under its wrapper path
+#: (``text_config``) and its wrapper keys stay flat.
+TEXT_KEYS_NESTED = "nested-under-wrapper"
+#: Every key is set flat on the config the engine takes as the text config (``text_config.update``
+#: on what its ``get_hf_text_config`` returns); a wrapper key cannot be reached.
+TEXT_KEYS_ON_TEXT_CONFIG = "flat-on-text-config"
+#: One level deep on the TOP-level config: a dict onto an existing sub-config is merged into it,
+#: any other key is set as an attribute; nothing reaches the text config of a wrapped target
+#: without also setting a sub-config dict on the (flat) draft.
+TEXT_KEYS_ONE_LEVEL = "one-level-on-top"
+
+
+@dataclass(frozen=True)
+class OverridePlacement:
+    """How an engine applies a recipe's config overrides (text_overrides, hf-overrides).
+
+    Attributes:
+        flag: the serve flag that carries them, a JSON mapping.
+        text_keys: where the merged text-model keys go: :data:`TEXT_KEYS_NESTED`,
+            :data:`TEXT_KEYS_ON_TEXT_CONFIG` or :data:`TEXT_KEYS_ONE_LEVEL`.
+        reaches_draft: the engine applies the same overrides to the EAGLE3 draft's config too
+            (a wrapper key such as ``text_config`` then lands on the draft's flat config).
+        draft_shared_keys: text keys whose override changes the EAGLE3 draft as well (warned;
+            empty when the overrides do not reach the draft).
+        rule: the engine code the placement follows (cited by every override finding).
+    """
+
+    flag: str
+    text_keys: str
+    reaches_draft: bool
+    draft_shared_keys: frozenset[str]
+    rule: str
+
+    @property
+    def nests_text_keys(self) -> bool:
+        """A wrapped target's text keys are rendered nested under its wrapper path."""
+        return self.text_keys == TEXT_KEYS_NESTED
+
+
+# engine -> how it applies config overrides: recipecli/recipes/overrides.py places them by these
+# rows (docs/engines/vllm.md#hf-overrides, docs/engines/tokenspeed.md#hf-overrides,
+# docs/engines/sglang.md#json-model-override-args; vLLM PR #25727).
+OVERRIDE_PLACEMENT: dict[str, OverridePlacement] = {
+    # vLLM v0.33.0 vllm/config/model.py ModelConfig.__post_init__: flat keys go to
+    # vllm/transformers_utils/config.py get_config (config.update, the TOP-level config); a dict
+    # whose key names an existing sub-config is merged into it recursively
+    # (ModelConfig._apply_dict_overrides / _update_nested). The draft has its own config.
+    "vllm": OverridePlacement(
+        "--hf-overrides",
+        TEXT_KEYS_NESTED,
+        reaches_draft=False,
+        draft_shared_keys=frozenset(),
+        rule="vllm v0.33.0 vllm/config/model.py ModelConfig._apply_dict_overrides, "
+        "vllm/transformers_utils/config.py get_config; docs/engines/vllm.md#hf-overrides",
+    ),
+    # lightseekorg/tokenspeed f4d8ec6e python/tokenspeed/runtime/utils/hf_transformers_utils.py
+    # get_config: text_config.update(model_override_args) on the config get_hf_text_config
+    # returns, for the target and for the draft alike (runtime/engine/event_loop.py
+    # _load_model_config).
+    "tokenspeed": OverridePlacement(
+        "--hf-overrides",
+        TEXT_KEYS_ON_TEXT_CONFIG,
+        reaches_draft=True,
+        draft_shared_keys=TOKENSPEED_DRAFT_SHARED_KEYS,
+        rule="lightseekorg/tokenspeed f4d8ec6e "
+        "python/tokenspeed/runtime/utils/hf_transformers_utils.py get_config; "
+        "docs/engines/tokenspeed.md#hf-overrides",
+    ),
+    # SGLang 0.5.23 fields/model.py json_model_override_args (JSON text), applied one level deep
+    # to the target's AND the draft's config (utils/hf_transformers/config.py get_config;
+    # configs/model_config.py ModelConfig.from_server_args passes the same JSON for both).
+    "sglang": OverridePlacement(
+        "--json-model-override-args",
+        TEXT_KEYS_ONE_LEVEL,
+        reaches_draft=True,
+        draft_shared_keys=SGLANG_DRAFT_SHARED_KEYS,
+        rule="sgl-project/sglang 0.5.23 python/sglang/srt/utils/hf_transformers/config.py "
+        "get_config, configs/model_config.py ModelConfig.from_server_args; "
+        "docs/engines/sglang.md#json-model-override-args",
+    ),
+}
+
+# engine -> (flag that carries the target's config overrides, whether a wrapped target's text
+# keys nest under the wrapper key): the flag and nesting of OVERRIDE_PLACEMENT, kept under its
+# older name.
+OVERRIDES_FLAG: dict[str, tuple[str, bool]] = {
+    engine: (p.flag, p.nests_text_keys) for engine, p in OVERRIDE_PLACEMENT.items()
+}
+
+
+@dataclass(frozen=True)
+class SpeculativeConfigRules:
+    """An engine whose speculative settings are one JSON-mapping flag, and what it refuses in it.
+
+    Attributes:
+        flag: the serve flag holding the mapping.
+        required: keys the mapping must name.
+        refused: key the engine rejects -> the key to use instead.
+    """
+
+    flag: str
+    required: tuple[str, ...]
+    refused: Mapping[str, str]
+
+
+# engine -> the checks on its speculative JSON mapping (engines whose speculative settings are
+# separate flags have no row). vLLM v0.33.0 vllm/config/speculative.py: --speculative-config is
+# a SpeculativeConfig; SpeculativeConfig._verify_args rejects tensor_parallel_size (the draft's
+# is draft_tensor_parallel_size) and SpeculativeConfig.__post_init__ guesses `method` from the
+# draft path when it is missing, so a recipe names it.
+SPECULATIVE_CONFIG_RULES: dict[str, SpeculativeConfigRules] = {
+    "vllm": SpeculativeConfigRules(
+        "--speculative-config",
+        required=("method",),
+        refused={"tensor_parallel_size": "draft_tensor_parallel_size"},
+    ),
+}
+
+# engine -> the `recipecli render --format` of the YAML file its serve command reads with
+# --config: vLLM v0.33.0 vllm/utils/argparse_utils.py FlexibleArgumentParser.load_config_file
+# (`vllm serve --config FILE`; recipecli/recipes/text.py vllm_config_text writes it).
+SERVE_CONFIG_FILE_FORMAT: dict[str, str] = {"vllm": "vllm-config"}
 
 # lm-eval --model type per endpoint (EleutherAI/lm-evaluation-harness#3125: mixing them ->
 # "Field required: messages").

@@ -58,6 +58,7 @@ from typing import Any
 
 import recipecli.recipes.engines as E
 from recipecli import codes
+from recipecli.engines import TITLES
 from recipecli.errors import RecipeError, UsageError
 from recipecli.findings import Finding
 from recipecli.recipes.loader import Recipe
@@ -109,40 +110,8 @@ FORCEABLE_CODES: frozenset[str] = frozenset(
     }
 )
 
-VLLM_RULE = (
-    "vllm v0.33.0 vllm/config/model.py ModelConfig._apply_dict_overrides, "
-    "vllm/transformers_utils/config.py get_config; docs/engines/vllm.md#hf-overrides"
-)
-TOKENSPEED_RULE = (
-    "lightseekorg/tokenspeed f4d8ec6e python/tokenspeed/runtime/utils/hf_transformers_utils.py "
-    "get_config; docs/engines/tokenspeed.md#hf-overrides"
-)
-SGLANG_RULE = (
-    "sgl-project/sglang 0.5.23 python/sglang/srt/utils/hf_transformers/config.py get_config, "
-    "configs/model_config.py ModelConfig.from_server_args; "
-    "docs/engines/sglang.md#json-model-override-args"
-)
-RULES: dict[str, str] = {"vllm": VLLM_RULE, "tokenspeed": TOKENSPEED_RULE, "sglang": SGLANG_RULE}
-
-# SGLang: flat keys are set on the EAGLE3 draft's config as well (ModelConfig.from_server_args ->
-# get_config with is_draft_model=True); these change the draft's geometry or positions
-# (models/llama_eagle3.py LlamaModel.__init__ builds num_hidden_layers layers of hidden_size from
-# them; configs/model_config.py _derive_context_length reads max_position_embeddings / rope).
-SGLANG_DRAFT_SHARED_KEYS: frozenset[str] = frozenset(
-    {
-        "num_hidden_layers",
-        "vocab_size",
-        "hidden_size",
-        "intermediate_size",
-        "num_attention_heads",
-        "num_key_value_heads",
-        "head_dim",
-        "max_position_embeddings",
-        "rope_scaling",
-        "rope_parameters",
-        "rope_theta",
-    }
-)
+#: engine -> the engine code its placement follows (:data:`engines.OVERRIDE_PLACEMENT` ``rule``).
+RULES: dict[str, str] = {engine: p.rule for engine, p in E.OVERRIDE_PLACEMENT.items()}
 
 
 @dataclass(frozen=True)
@@ -273,6 +242,16 @@ class _Placing:
     top: dict[str, Any] = field(default_factory=dict)
     where_of: dict[str, OverrideSource] = field(default_factory=dict)
 
+    @property
+    def placement(self) -> E.OverridePlacement:
+        """How the engine applies the overrides (:data:`engines.OVERRIDE_PLACEMENT`)."""
+        return E.OVERRIDE_PLACEMENT[self.engine]
+
+    @property
+    def title(self) -> str:
+        """The engine's display name, as messages write it (``vLLM``, ``SGLang``)."""
+        return TITLES[self.engine]
+
     def add(self, code: str, severity: str, key: str, message: str, src: OverrideSource) -> None:
         """One finding about ``key`` from ``src`` (source: its place; the engine's rule)."""
         if src.where.startswith("--set ") and message.startswith(src.label + ": "):
@@ -283,7 +262,7 @@ class _Placing:
                 message,
                 severity=severity,
                 engine=self.engine,
-                source=f"{src.where}; {RULES[self.engine]}",
+                source=f"{src.where}; {self.placement.rule}",
                 **{"key": key, "from": src.label},
             )
         )
@@ -338,29 +317,13 @@ def place_overrides(
             if not force:
                 state.top.pop(key)
 
-    if engine == "sglang":
-        return _place_sglang(
-            state.text,
-            state.top,
-            state.path,
-            config,
-            state.where_of,
-            state.add,
-            force,
-            state.findings,
-        )
-    if engine == "vllm":
-        value: dict[str, Any] = dict(state.top)
-        if state.text:
-            _merge_into(value, _nest(state.path, state.text))
-        return Placed(value, state.text, state.top, tuple(state.findings))
-    return _place_tokenspeed(state)
+    return _PLACE[state.placement.text_keys](state)
 
 
 def _take_source(state: _Placing, src: OverrideSource) -> None:
     """Merge one source into ``state`` (a ``false``/``null`` source clears what came before)."""
     text, top, where_of, add, path = state.text, state.top, state.where_of, state.add, state.path
-    engine, config = state.engine, state.config
+    config, placement = state.config, state.placement
     if src.value is None or src.value is False:
         text.clear()
         top.clear()
@@ -383,23 +346,24 @@ def _take_source(state: _Placing, src: OverrideSource) -> None:
         text.pop(key, None)  # last wins, and the key moves to the end
         text[key] = value
         where_of[key] = src
-        if flat and path and engine == "vllm":
+        if flat and path and placement.nests_text_keys:
             add(
                 "recipe.override_placed",
                 "info",
                 key,
-                f"{src.label}: {key} is rendered under {'.'.join(path)}: vLLM sets flat keys "
-                f"on the {config.get('model_type', 'wrapper')} wrapper config, where the text "
-                f"model does not read them",
+                f"{src.label}: {key} is rendered under {'.'.join(path)}: {state.title} sets "
+                f"flat keys on the {config.get('model_type', 'wrapper')} wrapper config, where "
+                f"the text model does not read them",
                 src,
             )
-    if engine == "tokenspeed" and path and not src.text_only and path[0] in src.value:
+    flattened = placement.text_keys == E.TEXT_KEYS_ON_TEXT_CONFIG
+    if flattened and path and not src.text_only and path[0] in src.value:
         add(
             "recipe.override_placed",
             "info",
             path[0],
-            f"{src.label}: keys under {'.'.join(path)} are rendered flat: tokenspeed applies "
-            f"--hf-overrides to the text config itself",
+            f"{src.label}: keys under {'.'.join(path)} are rendered flat: {state.title} applies "
+            f"{placement.flag} to the text config itself",
             src,
         )
     for key, value in wrapper_part.items():
@@ -424,31 +388,19 @@ def _refuse_text_key(
 ) -> bool:
     """An error for a merged text key the engine would drop or that breaks its draft (True:
     the key is left out of the value unless ``force``)."""
-    engine, config, text_config, add = state.engine, state.config, state.text_config, state.add
+    config, text_config, add = state.config, state.text_config, state.add
     if key in E.ENGINE_FLAG_KEYS:
         _engine_flag_finding(state, key, src)
         return True
-    if engine == "sglang" and key in WRAPPER_KEYS and config is not None:
+    placement = state.placement
+    if placement.reaches_draft and key in WRAPPER_KEYS and config is not None:
+        why = _WRAPPER_KEY_ON_DRAFT[placement.text_keys]
         add(
             "recipe.override_breaks_draft",
             "error",
             key,
-            f"{src.label}: SGLang applies --json-model-override-args to the draft config "
-            f"too: on this plain target a {key} key sets a {key} dict on both configs, and "
-            f"get_hf_text_config then fails at start-up (no num_attention_heads); give the "
-            f"text-config keys flat",
-            src,
-        )
-        return True
-    if engine == "tokenspeed" and key in WRAPPER_KEYS and config is not None:
-        add(
-            "recipe.override_breaks_draft",
-            "error",
-            key,
-            f"{src.label}: tokenspeed applies --hf-overrides to the draft config too, flat: "
-            f"a {key} key sets that attribute on the draft's LlamaConfig, and tokenspeed's "
-            f"get_hf_text_config then fails at startup ('text_config must define "
-            f"num_attention_heads'); give the text-config keys flat",
+            f"{src.label}: {why.format(title=state.title, flag=placement.flag, key=key)}; "
+            f"give the text-config keys flat",
             src,
         )
         return True
@@ -478,7 +430,8 @@ def _refuse_text_key(
 
 def _warn_text_key(state: _Placing, key: str, src: OverrideSource, known: Collection[str]) -> None:
     """Warnings for a merged text key that is rendered: absent from a remote-code config, or a
-    size tokenspeed applies to its draft too."""
+    size a flat-on-text-config engine applies to its draft too (a one-level engine warns about
+    those once they are placed: :func:`_place_one_level`)."""
     text_config, path, add = state.text_config, state.path, state.add
     if (
         text_config is not None
@@ -495,22 +448,34 @@ def _warn_text_key(state: _Placing, key: str, src: OverrideSource, known: Collec
             f"code may still read it: if it does, list it in text_overrides_known_keys)",
             src,
         )
-    if state.engine == "tokenspeed" and key in E.TOKENSPEED_DRAFT_SHARED_KEYS:
+    placement = state.placement
+    flattened = placement.text_keys == E.TEXT_KEYS_ON_TEXT_CONFIG
+    if flattened and key in placement.draft_shared_keys:
         add(
             "recipe.override_hits_draft",
             "warning",
             key,
-            f"{src.label}: tokenspeed applies --hf-overrides to the draft config too: "
+            f"{src.label}: {state.title} applies {placement.flag} to the draft config too: "
             f"overriding {key} breaks the EAGLE3 draft",
             src,
         )
 
 
-def _place_tokenspeed(state: _Placing) -> Placed:
-    """tokenspeed's placement: flat, on the config ``get_hf_text_config`` returns; wrapper keys
-    cannot be reached (``recipe.override_dropped``)."""
+def _place_nested(state: _Placing) -> Placed:
+    """:data:`engines.TEXT_KEYS_NESTED` (vLLM): wrapper keys flat, text keys nested under the
+    wrapped target's text-config path (flat on a plain target)."""
+    value: dict[str, Any] = dict(state.top)
+    if state.text:
+        _merge_into(value, _nest(state.path, state.text))
+    return Placed(value, state.text, state.top, tuple(state.findings))
+
+
+def _place_on_text_config(state: _Placing) -> Placed:
+    """:data:`engines.TEXT_KEYS_ON_TEXT_CONFIG` (tokenspeed): flat, on the config
+    ``get_hf_text_config`` returns; wrapper keys cannot be reached (``recipe.override_dropped``)."""
     text, top, where_of, add = state.text, state.top, state.where_of, state.add
     config, path, force = state.config, state.path, state.force
+    title, flag = state.title, state.placement.flag
     ts_path = tokenspeed_text_path(config) if config is not None else path
     value = dict(text)
     if config is not None and ts_path != path and text:
@@ -519,7 +484,7 @@ def _place_tokenspeed(state: _Placing) -> Placed:
             "recipe.override_dropped",
             "error",
             next(iter(text)),
-            f"{src.label}: tokenspeed applies --hf-overrides to "
+            f"{src.label}: {title} applies {flag} to "
             f"{'.'.join(ts_path) or 'the top-level config'}, but this target's text config is "
             f"{'.'.join(path) or 'the top-level config'}: the overrides would not reach it",
             src,
@@ -533,7 +498,8 @@ def _place_tokenspeed(state: _Placing) -> Placed:
             "recipe.override_dropped",
             "error",
             key,
-            f"{src.label}: {key} belongs to the {wrapper_name} wrapper config, which tokenspeed's --hf-overrides cannot reach (it updates "
+            f"{src.label}: {key} belongs to the {wrapper_name} wrapper config, which {title}'s "
+            f"{flag} cannot reach (it updates "
             f"{'.'.join(ts_path) or 'the text config'} only)",
             src,
         )
@@ -542,19 +508,14 @@ def _place_tokenspeed(state: _Placing) -> Placed:
     return Placed(value, text, top, tuple(state.findings))
 
 
-def _place_sglang(
-    text: dict[str, Any],
-    top: dict[str, Any],
-    path: tuple[str, ...],
-    config: Mapping[str, Any] | None,
-    where_of: Mapping[str, OverrideSource],
-    add: Any,
-    force: bool,
-    findings: list[Finding],
-) -> Placed:
-    """SGLang's placement (module docstring): flat on a plain target; nothing that works on a
-    wrapped one (``recipe.override_breaks_draft``; with ``force`` the nested form, which reaches
-    the target and breaks the draft)."""
+def _place_one_level(state: _Placing) -> Placed:
+    """:data:`engines.TEXT_KEYS_ONE_LEVEL` (SGLang; module docstring): flat on a plain target;
+    nothing that works on a wrapped one (``recipe.override_breaks_draft``; with ``force`` the
+    nested form, which reaches the target and breaks the draft)."""
+    text, top, path, config = state.text, state.top, state.path, state.config
+    where_of, add, force, findings = state.where_of, state.add, state.force, state.findings
+    title, flag = state.title, state.placement.flag
+    draft_shared = state.placement.draft_shared_keys
     value: dict[str, Any] = {}
     if path and text:
         key = next(iter(text))
@@ -564,9 +525,9 @@ def _place_sglang(
             "recipe.override_breaks_draft",
             "error",
             key,
-            f"{src.label}: no --json-model-override-args placement works for this pair on "
-            f"SGLang: the {wrapper} target reads {', '.join(text)} under {'.'.join(path)}, "
-            f"and SGLang applies the same JSON to the flat EAGLE3 draft config: nested, it sets "
+            f"{src.label}: no {flag} placement works for this pair on "
+            f"{title}: the {wrapper} target reads {', '.join(text)} under {'.'.join(path)}, "
+            f"and {title} applies the same JSON to the flat EAGLE3 draft config: nested, it sets "
             f"a {path[0]} dict there and get_hf_text_config fails at start-up; flat, the keys "
             f"land on the {wrapper} wrapper config, which the text model does not read",
             src,
@@ -576,12 +537,12 @@ def _place_sglang(
     else:
         value = dict(text)
         for key in text:
-            if key in SGLANG_DRAFT_SHARED_KEYS:
+            if key in draft_shared:
                 add(
                     "recipe.override_hits_draft",
                     "warning",
                     key,
-                    f"{where_of[key].label}: SGLang applies --json-model-override-args to the "
+                    f"{where_of[key].label}: {title} applies {flag} to the "
                     f"draft config too: overriding {key} changes the EAGLE3 draft as well",
                     where_of[key],
                 )
@@ -592,11 +553,33 @@ def _place_sglang(
             "warning",
             key,
             f"{src.label}: {key} is set on the top-level config of the target and of the "
-            f"EAGLE3 draft alike (SGLang applies --json-model-override-args to both)",
+            f"EAGLE3 draft alike ({title} applies {flag} to both)",
             src,
         )
         value[key] = item
     return Placed(value, text, top, tuple(findings))
+
+
+# engine placement (engines.OverridePlacement.text_keys) -> how the merged keys are placed
+_PLACE = {
+    E.TEXT_KEYS_NESTED: _place_nested,
+    E.TEXT_KEYS_ON_TEXT_CONFIG: _place_on_text_config,
+    E.TEXT_KEYS_ONE_LEVEL: _place_one_level,
+}
+
+# placement of an engine that applies the overrides to the draft too -> why a wrapper key
+# (text_config, ...) on a plain target breaks the draft: the engine's get_hf_text_config then
+# fails at start-up. One level deep (SGLang 0.5.23 utils/hf_transformers/config.py get_config,
+# utils/hf_transformers/common.py get_hf_text_config asserts num_attention_heads); flat on the
+# text config (tokenspeed f4d8ec6e hf_transformers_utils.py get_config / get_hf_text_config).
+_WRAPPER_KEY_ON_DRAFT: dict[str, str] = {
+    E.TEXT_KEYS_ONE_LEVEL: "{title} applies {flag} to the draft config too: on this plain "
+    "target a {key} key sets a {key} dict on both configs, and get_hf_text_config then fails at "
+    "start-up (no num_attention_heads)",
+    E.TEXT_KEYS_ON_TEXT_CONFIG: "{title} applies {flag} to the draft config too, flat: a {key} "
+    "key sets that attribute on the draft's LlamaConfig, and {title}'s get_hf_text_config then "
+    "fails at startup ('text_config must define num_attention_heads')",
+}
 
 
 # --------------------------------------------------------------------------- sources
@@ -606,9 +589,10 @@ HF_OVERRIDES = "--hf-overrides"
 
 
 def overrides_flag(engine: str) -> str:
-    """The flag that carries config overrides on ``engine`` (:data:`engines.OVERRIDES_FLAG`):
+    """The flag that carries config overrides on ``engine`` (:data:`engines.OVERRIDE_PLACEMENT`):
     ``--hf-overrides`` (vLLM, tokenspeed), ``--json-model-override-args`` (SGLang)."""
-    return E.OVERRIDES_FLAG.get(engine, (HF_OVERRIDES, False))[0]
+    placement = E.OVERRIDE_PLACEMENT.get(engine)
+    return placement.flag if placement is not None else HF_OVERRIDES
 
 
 def override_sources(

@@ -50,6 +50,7 @@ from recipecli.recipes.resolve import Resolved, resolve
 from recipecli.recipes.sets import SWITCH_KINDS, SetItem, check_set
 from recipecli.recipes.text import (
     ENV_NAME_RE,
+    check_config_file_format,
     format_shell,
     shell_text,
     split_shell,
@@ -103,6 +104,7 @@ __all__ = [
     "shell_text",
     "split_shell",
     "unfold_continuations",
+    "check_config_file_format",
     "vllm_config_mapping",
     "vllm_config_text",
 ]

@@ -21,6 +21,7 @@ from typing import Any
 
 import recipecli.recipes.engines as E
 from recipecli import codes
+from recipecli.engines import TITLES
 from recipecli.errors import RecipeError, UsageError
 from recipecli.findings import Finding
 from recipecli.recipes.loader import Recipe
@@ -282,22 +283,36 @@ def _merged_flags(
     for f, value in list(merged.items()):
         merged[f] = normalise_json_value(f, value, engine, where_of.get(f, recipe.path))
 
-    spec_cfg = merged.get("--speculative-config")
-    if engine == "vllm" and isinstance(spec_cfg, Mapping):
-        if "tensor_parallel_size" in spec_cfg:
-            raise RecipeError(
-                "--speculative-config must not contain tensor_parallel_size (vLLM rejects it; "
-                "use draft_tensor_parallel_size)",
-                path=recipe.where("engines", engine),
-            )
-        if "method" not in spec_cfg:
-            raise RecipeError("--speculative-config must name method", path=recipe.path)
+    _check_speculative_config(recipe, engine, merged)
 
     order = [("--" + str(o).lstrip("-")) for o in eng.get("order") or ()]
     rank = {f: i for i, f in enumerate(order)}
     position = {f: i for i, f in enumerate(merged)}
     keys = sorted(merged, key=lambda f: (rank.get(f, len(rank)), position[f]))
     return {k: merged[k] for k in keys}
+
+
+def _check_speculative_config(recipe: Recipe, engine: str, merged: Mapping[str, Any]) -> None:
+    """The engine's checks on its speculative JSON mapping (vLLM's ``--speculative-config``;
+    :data:`engines.SPECULATIVE_CONFIG_RULES`), when it has one and the args give a mapping.
+
+    Raises:
+        RecipeError: a key the engine rejects (names the key to use instead), a required key
+            missing.
+    """
+    rules = E.SPECULATIVE_CONFIG_RULES.get(engine)
+    spec_cfg = merged.get(rules.flag) if rules is not None else None
+    if rules is None or not isinstance(spec_cfg, Mapping):
+        return
+    for key, instead in rules.refused.items():
+        if key in spec_cfg:
+            raise RecipeError(
+                f"{rules.flag} must not contain {key} ({TITLES[engine]} rejects it; use {instead})",
+                path=recipe.where("engines", engine),
+            )
+    for key in rules.required:
+        if key not in spec_cfg:
+            raise RecipeError(f"{rules.flag} must name {key}", path=recipe.path)
 
 
 def _env(recipe: Recipe, engine: str, hw: Mapping[str, Any]) -> dict[str, str]:

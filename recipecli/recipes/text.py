@@ -10,6 +10,7 @@ import shlex
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import recipecli.recipes.engines as E
 from recipecli.errors import UsageError
 from recipecli.recipes.argv import Rendered
 from recipecli.recipes.templating import render_template
@@ -118,6 +119,19 @@ def vllm_config_mapping(rendered: Rendered, target: str | None = None) -> dict[s
     return out
 
 
+def check_config_file_format(fmt: str, engine: str, what: str) -> None:
+    """Refuse ``recipecli render --format FMT`` for an engine whose serve command reads no such
+    ``--config`` file (:data:`engines.SERVE_CONFIG_FILE_FORMAT`: vLLM's ``vllm-config``) or for
+    a command other than serve.
+
+    Raises:
+        UsageError: ``engine`` has no config-file format ``fmt``, or ``what`` is not ``serve``.
+    """
+    if E.SERVE_CONFIG_FILE_FORMAT.get(engine) != fmt or what != "serve":
+        engines = [e for e, f in E.SERVE_CONFIG_FILE_FORMAT.items() if f == fmt]
+        raise UsageError(f"--format {fmt} needs --engine {' or '.join(engines)} and --what serve")
+
+
 def vllm_config_text(rendered: Rendered, recipe_name: str, *, templates: str | None = None) -> str:
     """``recipecli render --format vllm-config``: the YAML file for ``vllm serve --config FILE``
     (:func:`vllm_config_mapping`), with the serve command's ``export`` lines as comments, through
@@ -136,8 +150,7 @@ def vllm_config_text(rendered: Rendered, recipe_name: str, *, templates: str | N
     """
     import yaml
 
-    if rendered.engine != "vllm" or rendered.what != "serve":
-        raise UsageError("--format vllm-config needs --engine vllm and --what serve")
+    check_config_file_format("vllm-config", rendered.engine, rendered.what)
     env_text = format_shell(rendered.env, ["true"]) if rendered.env else ""
     env_lines = [line for line in env_text.splitlines() if line.startswith("export ")]
     body = yaml.safe_dump(

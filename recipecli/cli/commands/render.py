@@ -8,7 +8,7 @@ import click
 from recipecli.cli.completion import complete_hardware, complete_recipe, complete_source
 from recipecli.cli.terminal import print_json
 from recipecli.errors import UsageError
-from recipecli.recipes.engines import ENGINES
+from recipecli.recipes.engines import ENGINES, SERVE_CONFIG_FILE_FORMAT
 
 
 @click.command("render")
@@ -29,7 +29,7 @@ from recipecli.recipes.engines import ENGINES
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["shell", "argv-json", "vllm-config"]),
+    type=click.Choice(["shell", "argv-json", *dict.fromkeys(SERVE_CONFIG_FILE_FORMAT.values())]),
     default="shell",
     show_default=True,
     help="shell: export lines + one flag per line; argv-json: {env, argv}; "
@@ -75,7 +75,12 @@ def command(
     Example: recipecli render minimax-m3-eagle3 --engine vllm --hardware mi355x --what all
     """
     from recipecli.recipes.loader import bundled_names, load_recipe
-    from recipecli.recipes.render import render_all, shell_text, vllm_config_text
+    from recipecli.recipes.render import (
+        check_config_file_format,
+        render_all,
+        shell_text,
+        vllm_config_text,
+    )
 
     if list_:
         for name in bundled_names():
@@ -90,8 +95,8 @@ def command(
         raise UsageError("missing RECIPE (a file or a bundled name; see `recipecli render --list`)")
     if engine is None:
         raise UsageError(f"missing --engine ({', '.join(ENGINES)})")
-    if fmt == "vllm-config" and (engine != "vllm" or what != "serve"):
-        raise UsageError("--format vllm-config needs --engine vllm and --what serve")
+    if fmt in SERVE_CONFIG_FILE_FORMAT.values():
+        check_config_file_format(fmt, engine, what)
 
     loaded = load_recipe(recipe)
     rendered = render_all(

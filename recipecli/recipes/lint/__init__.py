@@ -34,8 +34,7 @@ from recipecli.recipes.lint.common import finding
 from recipecli.recipes.lint.engine_rules import (
     SGLANG_PAGE_TREE_BACKENDS,
     SGLANG_SPEC_RULE,
-    lint_sglang,
-    lint_tokenspeed,
+    lint_engine_rules,
 )
 from recipecli.recipes.lint.env import lint_env
 from recipecli.recipes.lint.flags import check_flag, check_flag_value, lint_flags
@@ -121,8 +120,7 @@ def lint_loaded(recipe: Recipe) -> list[Finding]:
         _lint_misc,
         lint_flags,
         lint_env,
-        lint_tokenspeed,
-        lint_sglang,
+        lint_engine_rules,
         lint_overrides,
         lint_known_keys,
     ):

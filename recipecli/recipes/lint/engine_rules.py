@@ -157,9 +157,10 @@ def lint_sglang(recipe: Recipe) -> list[Finding]:
     * ``recipe.sglang_topk_page_size`` (error; warning when the attention backend is left to
       SGLang): top-k > 1 with ``--page-size`` > 1 on a backend outside
       :data:`SGLANG_PAGE_TREE_BACKENDS` is a ``ValueError`` at start-up.
+
+    Its layers hold the speculative flags every recipe renders, so :func:`lint_engine_rules`
+    runs it only on a recipe that serves SGLang (:data:`ENGINE_LINTS`).
     """
-    if "sglang" in (recipe.get("unsupported") or {}):
-        return []
     catalog = load_catalog("sglang")
     out: list[Finding] = []
     seen: set[tuple[str, str]] = set()
@@ -204,4 +205,24 @@ def lint_sglang(recipe: Recipe) -> list[Finding]:
                     page[1],
                     SGLANG_SPEC_RULE,
                 )
+    return out
+
+
+# engine -> (its rules on the merged flags, whether they are skipped when the recipe marks the
+# engine unsupported). SGLang's layers include the speculative flags rendered from the recipe's
+# own speculative section, which any recipe has, so its rules would speak about a pair the recipe
+# says SGLang does not serve; tokenspeed's read only the serve fields and its own args.
+ENGINE_LINTS: dict[str, tuple[Callable[[Recipe], list[Finding]], bool]] = {
+    "tokenspeed": (lint_tokenspeed, False),
+    "sglang": (lint_sglang, True),
+}
+
+
+def lint_engine_rules(recipe: Recipe) -> list[Finding]:
+    """Every engine's own rules (:data:`ENGINE_LINTS`, in that order) on ``recipe``."""
+    unsupported = recipe.get("unsupported") or {}
+    out: list[Finding] = []
+    for engine, (rules, skip_unsupported) in ENGINE_LINTS.items():
+        if not (skip_unsupported and engine in unsupported):
+            out.extend(rules(recipe))
     return out
