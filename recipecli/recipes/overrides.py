@@ -31,9 +31,11 @@ The merged text keys are then placed where the engine reads them:
   EAGLE3 draft's (``configs/model_config.py`` ``ModelConfig.from_server_args`` passes the same
   JSON for both), one level deep: a dict value onto an existing sub-config is merged into it
   (``current.update``), any other key is ``setattr`` on the TOP-level config. So on a plain target
-  text keys go flat (and reach the draft too); on a wrapped target the nested form is the only
-  one that reaches the text model, and it sets a ``text_config`` dict on the flat draft config,
-  which ``utils/hf_transformers/common.py`` ``get_hf_text_config`` then rejects at start-up
+  text keys go flat (and reach the draft too); on a wrapped target only the nested form can reach
+  the text model (merged where the wrapper's ``text_config`` is a config object, as Qwen3-VL's;
+  MiniMax-M3's SGLang config keeps it a dict, which the override replaces), and it sets a
+  ``text_config`` dict on the flat draft config, which ``utils/hf_transformers/common.py``
+  ``get_hf_text_config`` then rejects at start-up
   (``assert hasattr(text_config, "num_attention_heads")``). No placement works for a wrapped
   target with a flat EAGLE3 draft: ``recipe.override_breaks_draft`` (error;
   docs/engines/sglang.md#json-model-override-args).
