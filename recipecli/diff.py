@@ -334,6 +334,58 @@ def _head_role(i: int, n: int, what: str) -> str:
     return f"argument {i}"
 
 
+def _unpack(x: Any) -> tuple[Mapping[str, str], Sequence[str], int, str, dict[str, Any]]:
+    """``(env, argv, head, what, flags)`` of a :class:`Rendered` or an ``(env, argv, head)``."""
+    if isinstance(x, Rendered):
+        return x.env, x.argv, x.head, x.what, rendered_flags(x)
+    env, argv, head = x
+    return env, argv, head, "", parse_flags(argv, head)
+
+
+def _head_changes(ha: list[str], hb: list[str], what: str) -> list[Change]:
+    """``command`` changes between two command heads: item by item when they are as long,
+    else one change of the whole head."""
+    if ha == hb:
+        return []
+    if len(ha) != len(hb):
+        return [Change("command", "changed", "command", ha, hb)]
+    return [
+        Change("command", "changed", _head_role(i, len(ha), what), x, y)
+        for i, (x, y) in enumerate(zip(ha, hb, strict=True))
+        if x != y
+    ]
+
+
+def _env_changes(env_a: Mapping[str, str], env_b: Mapping[str, str]) -> list[Change]:
+    """``env`` changes: removed and changed along A, then added along B."""
+    changes: list[Change] = []
+    for name, va in env_a.items():
+        if name not in env_b:
+            changes.append(Change("env", "removed", name, va, None))
+        elif env_b[name] != va:
+            changes.append(Change("env", "changed", name, va, env_b[name]))
+    for name, vb in env_b.items():
+        if name not in env_a:
+            changes.append(Change("env", "added", name, None, vb))
+    return changes
+
+
+def _flag_changes(fa: dict[str, Any], fb: dict[str, Any]) -> tuple[list[Change], list[str]]:
+    """``(changes, unchanged flags)``: the changes removed, then changed, then added."""
+    unchanged: list[str] = []
+    removed = [Change("flag", "removed", f, v, None) for f, v in fa.items() if f not in fb]
+    changed: list[Change] = []
+    for flag, va in fa.items():
+        if flag in fb:
+            c = _flag_change(flag, va, fb[flag])
+            if c is None:
+                unchanged.append(flag)
+            else:
+                changed.append(c)
+    added = [Change("flag", "added", f, None, v) for f, v in fb.items() if f not in fa]
+    return removed + changed + added, unchanged
+
+
 def diff_commands(
     a: Rendered | tuple[Mapping[str, str], Sequence[str], int],
     b: Rendered | tuple[Mapping[str, str], Sequence[str], int],
@@ -351,49 +403,13 @@ def diff_commands(
     Returns:
         :class:`CommandDiff`.
     """
-
-    def unpack(x: Any) -> tuple[Mapping[str, str], Sequence[str], int, str, dict[str, Any]]:
-        if isinstance(x, Rendered):
-            return x.env, x.argv, x.head, x.what, rendered_flags(x)
-        env, argv, head = x
-        return env, argv, head, "", parse_flags(argv, head)
-
-    env_a, argv_a, head_a, what, fa = unpack(a)
-    env_b, argv_b, head_b, what_b, fb = unpack(b)
+    env_a, argv_a, head_a, what, fa = _unpack(a)
+    env_b, argv_b, head_b, what_b, fb = _unpack(b)
     what = what if what == what_b else ""
-    changes: list[Change] = []
-
-    ha, hb = list(argv_a[:head_a]), list(argv_b[:head_b])
-    if ha != hb:
-        if len(ha) == len(hb):
-            for i, (x, y) in enumerate(zip(ha, hb, strict=True)):
-                if x != y:
-                    changes.append(Change("command", "changed", _head_role(i, len(ha), what), x, y))
-        else:
-            changes.append(Change("command", "changed", "command", ha, hb))
-
-    for name, va in env_a.items():
-        if name not in env_b:
-            changes.append(Change("env", "removed", name, va, None))
-        elif env_b[name] != va:
-            changes.append(Change("env", "changed", name, va, env_b[name]))
-    for name, vb in env_b.items():
-        if name not in env_a:
-            changes.append(Change("env", "added", name, None, vb))
-
-    unchanged: list[str] = []
-    removed = [Change("flag", "removed", f, v, None) for f, v in fa.items() if f not in fb]
-    changed: list[Change] = []
-    for flag, va in fa.items():
-        if flag in fb:
-            c = _flag_change(flag, va, fb[flag])
-            if c is None:
-                unchanged.append(flag)
-            else:
-                changed.append(c)
-    added = [Change("flag", "added", f, None, v) for f, v in fb.items() if f not in fa]
-    changes += removed + changed + added
-
+    changes = _head_changes(list(argv_a[:head_a]), list(argv_b[:head_b]), what)
+    changes += _env_changes(env_a, env_b)
+    flag_changes, unchanged = _flag_changes(fa, fb)
+    changes += flag_changes
     if side_a is None:
         side_a = _side_of(a)
     if side_b is None:
@@ -569,6 +585,56 @@ def _path(p: tuple[str, ...]) -> str:
     return ".".join(p) if p else "(whole value)"
 
 
+def _command_lines(changes: list[Change]) -> list[str]:
+    lines = ["command:"]
+    for c in changes:
+        if c.op == "added":
+            lines.append(f"  + {c.name}: only in B ({c.b})")
+        elif c.op == "removed":
+            lines.append(f"  - {c.name}: only in A ({c.a})")
+        else:
+            lines.append(f"  ~ {c.name}: {_show(c.a)} -> {_show(c.b)}")
+    return lines
+
+
+def _env_lines(changes: list[Change]) -> list[str]:
+    lines = ["env:"]
+    for c in changes:
+        if c.op == "added":
+            lines.append(f"  + {c.name}={shlex.quote(c.b)}")
+        elif c.op == "removed":
+            lines.append(f"  - {c.name}={shlex.quote(c.a)}")
+        else:
+            lines.append(f"  ~ {c.name}: {shlex.quote(c.a)} -> {shlex.quote(c.b)}")
+    return lines
+
+
+def _key_line(k: KeyChange) -> str:
+    """One key change of a structured flag value, indented below its flag."""
+    if k.op == "added":
+        return f"      + {_path(k.path)}: {_show_leaf(k.b)}"
+    if k.op == "removed":
+        return f"      - {_path(k.path)}: {_show_leaf(k.a)}"
+    if k.op == "moved":
+        return f"      > {_path(k.from_path or ())} moved to {_path(k.path)}: {_show_leaf(k.b)}"
+    return f"      ~ {_path(k.path)}: {_show_leaf(k.a)} -> {_show_leaf(k.b)}"
+
+
+def _flag_lines(changes: list[Change]) -> list[str]:
+    lines = ["flags:"]
+    for c in changes:
+        if c.op == "added":
+            lines.append(f"  + {c.name}" + ("" if c.b is True else f" {_show(c.b)}"))
+        elif c.op == "removed":
+            lines.append(f"  - {c.name}" + ("" if c.a is True else f" {_show(c.a)}"))
+        elif c.keys:
+            lines.append(f"  ~ {c.name}")
+            lines += [_key_line(k) for k in c.keys]
+        else:
+            lines.append(f"  ~ {c.name}: {_show(c.a)} -> {_show(c.b)}")
+    return lines
+
+
 def format_diff(d: CommandDiff) -> str:
     """Human-readable diff: a ``---``/``+++`` header, then ``command:``, ``env:`` and ``flags:``
     sections with ``+`` added, ``-`` removed, ``~`` changed lines, JSON keys indented below their
@@ -584,52 +650,10 @@ def format_diff(d: CommandDiff) -> str:
     if d.identical:
         lines.append(f"identical ({len(d.unchanged_flags)} flags)")
         return "\n".join(lines) + "\n"
-    cmd = d.of("command")
-    if cmd:
-        lines.append("command:")
-        for c in cmd:
-            if c.op == "added":
-                lines.append(f"  + {c.name}: only in B ({c.b})")
-            elif c.op == "removed":
-                lines.append(f"  - {c.name}: only in A ({c.a})")
-            else:
-                lines.append(f"  ~ {c.name}: {_show(c.a)} -> {_show(c.b)}")
-    env = d.of("env")
-    if env:
-        lines.append("env:")
-        for c in env:
-            if c.op == "added":
-                lines.append(f"  + {c.name}={shlex.quote(c.b)}")
-            elif c.op == "removed":
-                lines.append(f"  - {c.name}={shlex.quote(c.a)}")
-            else:
-                lines.append(f"  ~ {c.name}: {shlex.quote(c.a)} -> {shlex.quote(c.b)}")
-    flags = d.of("flag")
-    if flags:
-        lines.append("flags:")
-        for c in flags:
-            if c.op == "added":
-                lines.append(f"  + {c.name}" + ("" if c.b is True else f" {_show(c.b)}"))
-            elif c.op == "removed":
-                lines.append(f"  - {c.name}" + ("" if c.a is True else f" {_show(c.a)}"))
-            elif c.keys:
-                lines.append(f"  ~ {c.name}")
-                for k in c.keys:
-                    if k.op == "added":
-                        lines.append(f"      + {_path(k.path)}: {_show_leaf(k.b)}")
-                    elif k.op == "removed":
-                        lines.append(f"      - {_path(k.path)}: {_show_leaf(k.a)}")
-                    elif k.op == "moved":
-                        lines.append(
-                            f"      > {_path(k.from_path or ())} moved to {_path(k.path)}: "
-                            f"{_show_leaf(k.b)}"
-                        )
-                    else:
-                        lines.append(
-                            f"      ~ {_path(k.path)}: {_show_leaf(k.a)} -> {_show_leaf(k.b)}"
-                        )
-            else:
-                lines.append(f"  ~ {c.name}: {_show(c.a)} -> {_show(c.b)}")
+    for kind, section in (("command", _command_lines), ("env", _env_lines), ("flag", _flag_lines)):
+        changes = d.of(kind)
+        if changes:
+            lines += section(changes)
     s = d.summary()
     lines.append(
         f"{s['flag_added']} flags added, {s['flag_removed']} removed, {s['flag_changed']} changed, "

@@ -284,6 +284,46 @@ def _read_head(path: Path, n: int) -> bytes | None:
         os.close(fd)
 
 
+def _cannot(what: str, exc: OSError, given: Path, noun: str) -> UsageError:
+    """The one line for an OS error met while checking or writing ``given``."""
+    return UsageError(
+        f"cannot write {what}: {exc.strerror or exc}",
+        path=str(given),
+        hint=f"give another {noun}",
+    )
+
+
+def _stat_or_none(
+    stat_fn: Callable[[Path], os.stat_result], path: Path, *, given: Path, what: str, noun: str
+) -> os.stat_result | None:
+    """``stat_fn(path)``, or None when nothing is there (or a folder on the way is a file:
+    :func:`check_parent` then says why).
+
+    Raises:
+        UsageError: any other OS error (permissions, a loop of links).
+    """
+    try:
+        return stat_fn(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except OSError as exc:
+        raise _cannot(what, exc, given, noun) from None
+
+
+def _refuse_unrecognised(
+    final: Path, kind: OutputKind | None, *, given: Path, what: str, noun: str
+) -> None:
+    """Refuse a non-empty existing file that is not a previous ``kind`` output."""
+    head = _read_head(final, kind.head_bytes) if kind is not None else None
+    if head is None or kind is None or not kind.recognise(head):
+        name = f"a {kind.name}" if kind is not None else "an empty file"
+        raise UsageError(
+            f"cannot write {what}: the file exists and is not {name}; refusing to overwrite it",
+            path=str(given),
+            hint=f"give another {noun} or move the file away",
+        )
+
+
 def prepare_file(
     dest: str | os.PathLike[str],
     *,
@@ -317,16 +357,7 @@ def prepare_file(
     """
     given = Path(dest)
     final = _real(given) if given.is_symlink() else given
-    try:
-        st = os.stat(final)
-    except (FileNotFoundError, NotADirectoryError):  # NotADirectory: check_parent says why
-        st = None
-    except OSError as exc:
-        raise UsageError(
-            f"cannot write {what}: {exc.strerror or exc}",
-            path=str(given),
-            hint=f"give another {noun}",
-        ) from None
+    st = _stat_or_none(os.stat, final, given=given, what=what, noun=noun)
     if st is not None and not stat.S_ISREG(st.st_mode):
         if stat.S_ISDIR(st.st_mode):
             why = "it is a directory"
@@ -338,14 +369,7 @@ def prepare_file(
     check_parent(final, what=what, noun=noun)
     check_inputs(final, inputs, what=what, noun=noun, shown=given)
     if existing and st is not None and st.st_size > 0:
-        head = _read_head(final, kind.head_bytes) if kind is not None else None
-        if head is None or kind is None or not kind.recognise(head):
-            name = f"a {kind.name}" if kind is not None else "an empty file"
-            raise UsageError(
-                f"cannot write {what}: the file exists and is not {name}; refusing to overwrite it",
-                path=str(given),
-                hint=f"give another {noun} or move the file away",
-            )
+        _refuse_unrecognised(final, kind, given=given, what=what, noun=noun)
     return final
 
 
@@ -501,6 +525,67 @@ def convert_marker_text(files: Sequence[str], to: str) -> str:
     return json.dumps(doc, indent=1) + "\n"
 
 
+def _refuse_not_a_folder(st: os.stat_result, *, given: Path, what: str, noun: str) -> None:
+    """Refuse an existing ``dest`` (``lstat`` result ``st``) that is a link or not a folder."""
+    if stat.S_ISLNK(st.st_mode):
+        raise UsageError(
+            f"cannot write {what}: it is a symbolic link; recipecli replaces only folders it wrote",
+            path=str(given),
+            hint=f"give another {noun} (or the folder the link points to)",
+        )
+    if not stat.S_ISDIR(st.st_mode):
+        kind = "a regular file" if stat.S_ISREG(st.st_mode) else file_kind(st.st_mode)
+        raise UsageError(
+            f"cannot write {what}: it is {kind}, not a folder",
+            path=str(given),
+            hint=f"give another {noun}",
+        )
+
+
+def _refuse_cwd(absolute: Path, *, given: Path, what: str, noun: str) -> None:
+    """Refuse a folder that is the current directory or holds it."""
+    cwd = Path(os.getcwd())
+    if _real(absolute) == _real(cwd) or _ident(absolute) in _chain(_real(cwd).parent):
+        raise UsageError(
+            f"cannot write {what}: it is the current directory or holds it",
+            path=str(given),
+            hint=f"run from another directory or give another {noun}",
+        )
+
+
+def _replaceable_files(absolute: Path, *, given: Path, what: str, noun: str) -> list[str]:
+    """The files of the existing folder ``absolute`` that replacing it deletes: none when it is
+    empty, else those its :data:`CONVERT_MARKER` lists (which must be everything in it).
+
+    Raises:
+        UsageError: it cannot be listed, has no valid marker, or holds anything else.
+    """
+    try:
+        present = sorted(os.listdir(absolute))
+    except OSError as exc:
+        raise _cannot(what, exc, given, noun) from None
+    if not present:
+        return []
+    owned = read_convert_marker(absolute)
+    if owned is None:
+        raise UsageError(
+            f"cannot write {what}: the folder exists and is not a recipecli convert output (no "
+            f"{CONVERT_MARKER}); --force replaces only a previous convert output",
+            path=str(given),
+            hint=f"give another {noun} or move the folder away",
+        )
+    foreign = [n for n in present if n not in owned or not (absolute / n).is_file()]
+    if foreign:
+        more = f" (and {len(foreign) - 1} more)" if len(foreign) > 1 else ""
+        raise UsageError(
+            f"cannot write {what}: it holds {foreign[0]}{more}, which convert did not write; "
+            "--force never deletes anything else",
+            path=str(given),
+            hint=f"move {foreign[0]} out of it or give another {noun}",
+        )
+    return [n for n in owned if n in present]
+
+
 def prepare_dir(
     dest: str | os.PathLike[str],
     *,
@@ -528,42 +613,15 @@ def prepare_dir(
     """
     given = Path(dest)
     absolute = Path(os.path.abspath(given))
-    try:
-        st = os.lstat(absolute)
-    except (FileNotFoundError, NotADirectoryError):
-        st = None
-    except OSError as exc:
-        raise UsageError(
-            f"cannot write {what}: {exc.strerror or exc}",
-            path=str(given),
-            hint=f"give another {noun}",
-        ) from None
+    st = _stat_or_none(os.lstat, absolute, given=given, what=what, noun=noun)
     check_parent(given, what=what, noun=noun)
     inputs = list(inputs)
     if st is None:
         check_inputs(absolute, inputs, what=what, noun=noun, shown=given)
         return absolute, None
-    if stat.S_ISLNK(st.st_mode):
-        raise UsageError(
-            f"cannot write {what}: it is a symbolic link; recipecli replaces only folders it wrote",
-            path=str(given),
-            hint=f"give another {noun} (or the folder the link points to)",
-        )
-    if not stat.S_ISDIR(st.st_mode):
-        kind = "a regular file" if stat.S_ISREG(st.st_mode) else file_kind(st.st_mode)
-        raise UsageError(
-            f"cannot write {what}: it is {kind}, not a folder",
-            path=str(given),
-            hint=f"give another {noun}",
-        )
+    _refuse_not_a_folder(st, given=given, what=what, noun=noun)
     check_inputs(absolute, inputs, what=what, noun=noun, shown=given)
-    cwd = Path(os.getcwd())
-    if _real(absolute) == _real(cwd) or _ident(absolute) in _chain(_real(cwd).parent):
-        raise UsageError(
-            f"cannot write {what}: it is the current directory or holds it",
-            path=str(given),
-            hint=f"run from another directory or give another {noun}",
-        )
+    _refuse_cwd(absolute, given=given, what=what, noun=noun)
     if not existing:
         return absolute, []
     if not force:
@@ -572,34 +630,7 @@ def prepare_dir(
             path=str(given),
             hint=f"give another {noun}, or add --force to replace a previous convert output",
         )
-    try:
-        present = sorted(os.listdir(absolute))
-    except OSError as exc:
-        raise UsageError(
-            f"cannot write {what}: {exc.strerror or exc}",
-            path=str(given),
-            hint=f"give another {noun}",
-        ) from None
-    if not present:
-        return absolute, []
-    owned = read_convert_marker(absolute)
-    if owned is None:
-        raise UsageError(
-            f"cannot write {what}: the folder exists and is not a recipecli convert output (no "
-            f"{CONVERT_MARKER}); --force replaces only a previous convert output",
-            path=str(given),
-            hint=f"give another {noun} or move the folder away",
-        )
-    foreign = [n for n in present if n not in owned or not (absolute / n).is_file()]
-    if foreign:
-        more = f" (and {len(foreign) - 1} more)" if len(foreign) > 1 else ""
-        raise UsageError(
-            f"cannot write {what}: it holds {foreign[0]}{more}, which convert did not write; "
-            "--force never deletes anything else",
-            path=str(given),
-            hint=f"move {foreign[0]} out of it or give another {noun}",
-        )
-    return absolute, [n for n in owned if n in present]
+    return absolute, _replaceable_files(absolute, given=given, what=what, noun=noun)
 
 
 def replace_dir(tmp: Path, out: Path, owned: list[str] | None) -> str | None:

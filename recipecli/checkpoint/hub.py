@@ -24,7 +24,7 @@ import re
 import ssl
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -211,6 +211,41 @@ def _deadline_backend(backend: Any) -> Any:
     return Backend()
 
 
+def _begin_attempt(request: Any, guard: _Guard) -> tuple[str, int, float]:
+    """Count one attempt of ``request``, give it the guard's timeouts and set this thread's
+    request deadline: ``(host, attempt number, start time)``."""
+    host = request.url.host or "the Hub"
+    key = (request.method, str(request.url.copy_with(query=None)))
+    attempt = guard.attempts[key] = guard.attempts.get(key, 0) + 1
+    t = guard.timeout
+    request.extensions = {
+        **request.extensions,
+        "timeout": {"connect": t, "read": t, "write": t, "pool": t},
+    }
+    start = time.monotonic()
+    _deadline.at = start + t
+    return host, attempt, start
+
+
+def _attempt_failed(exc: Exception, host: str, attempt: int, guard: _Guard) -> HubGiveUp | None:
+    """What a timeout, network or protocol error of one attempt means: the final failure to
+    raise, or None when huggingface_hub may retry (a refused or reset connection, first try).
+
+    A timeout and a TLS error are final at once; the others are recorded as ``guard.problem``.
+    """
+    import httpx2
+
+    if isinstance(exc, httpx2.TimeoutException):
+        return guard.give_up(f"{host} did not answer within {guard.timeout:g} s")
+    if _is_tls(exc):
+        return guard.give_up(f"TLS error talking to {host} ({_first_line(exc)})")
+    if isinstance(exc, httpx2.ConnectError):
+        guard.problem = f"cannot connect to {host} ({_first_line(exc)})"
+    else:
+        guard.problem = f"the connection to {host} was reset ({_first_line(exc)})"
+    return guard.give_up(guard.problem) if attempt >= MAX_ATTEMPTS else None
+
+
 def _guard_transport(inner: Any, guard: _Guard) -> Any:
     """Wrap an ``httpx2`` transport so each request obeys ``guard`` (see the module docstring)."""
     import httpx2
@@ -218,6 +253,7 @@ def _guard_transport(inner: Any, guard: _Guard) -> Any:
     pool = getattr(inner, "_pool", None)  # httpx2.HTTPTransport's httpcore2 connection pool
     if pool is not None and getattr(pool, "_network_backend", None) is not None:
         pool._network_backend = _deadline_backend(pool._network_backend)
+    failed = (httpx2.TimeoutException, httpx2.NetworkError, httpx2.RemoteProtocolError)
 
     class DeadlineStream(httpx2.SyncByteStream):
         def __init__(self, stream: Any, start: float, host: str):
@@ -252,37 +288,13 @@ def _guard_transport(inner: Any, guard: _Guard) -> Any:
         def handle_request(self, request: Any) -> Any:
             if guard.failure:
                 raise HubGiveUp(guard.failure)
-            host = request.url.host or "the Hub"
-            key = (request.method, str(request.url.copy_with(query=None)))
-            attempt = guard.attempts[key] = guard.attempts.get(key, 0) + 1
-            t = guard.timeout
-            request.extensions = {
-                **request.extensions,
-                "timeout": {"connect": t, "read": t, "write": t, "pool": t},
-            }
-            start = time.monotonic()
-            _deadline.at = start + t
+            host, attempt, start = _begin_attempt(request, guard)
             try:
                 response = self.wrapped.handle_request(request)
-            except httpx2.TimeoutException:
-                raise guard.give_up(f"{host} did not answer within {t:g} s") from None
-            except httpx2.ConnectError as exc:
-                if _is_tls(exc):
-                    raise guard.give_up(
-                        f"TLS error talking to {host} ({_first_line(exc)})"
-                    ) from None
-                guard.problem = f"cannot connect to {host} ({_first_line(exc)})"
-                if attempt >= MAX_ATTEMPTS:
-                    raise guard.give_up(guard.problem) from None
-                raise
-            except (httpx2.NetworkError, httpx2.RemoteProtocolError) as exc:
-                if _is_tls(exc):
-                    raise guard.give_up(
-                        f"TLS error talking to {host} ({_first_line(exc)})"
-                    ) from None
-                guard.problem = f"the connection to {host} was reset ({_first_line(exc)})"
-                if attempt >= MAX_ATTEMPTS:
-                    raise guard.give_up(guard.problem) from None
+            except failed as exc:
+                final = _attempt_failed(exc, host, attempt, guard)
+                if final is not None:
+                    raise final from None
                 raise
             if response.status_code >= 500 or response.status_code == 429:
                 guard.problem = f"{host} answered HTTP {response.status_code}"
@@ -403,47 +415,35 @@ def _hub_reachable(guard: _Guard) -> bool:
     return True
 
 
-def load_from_hub(repo_id: str, revision: str | None, *, need_tensors: bool = True) -> Checkpoint:
-    """Fetch ``config.json`` and the safetensors headers of ``repo_id`` from the Hub.
-
-    Every request is bounded (:func:`hub_requests`: ``--timeout`` seconds each, two attempts).
+def _hub_config(repo_id: str, revision: str | None, guard: _Guard) -> dict[str, Any]:
+    """Download (into the HF cache) and read ``config.json`` of ``repo_id``@``revision``.
 
     Raises:
-        SourceError: repo/revision missing, gated, no safetensors, network failure (one line
-            saying what failed: no answer, HTTP 5xx, reset, TLS).
-        CheckpointFormatError: malformed config or headers.
+        SourceError: see :func:`_hub_error`.
+        CheckpointFormatError: a malformed config.
     """
-    from huggingface_hub import HfApi, hf_hub_download
+    from huggingface_hub import hf_hub_download
 
-    _quiet_hub_logs()
-    with hub_requests() as guard:
-        if not _hub_reachable(guard):
-            raise _unreachable(repo_id, guard.reason())
-        try:
-            config_path = hf_hub_download(
-                repo_id,
-                "config.json",
-                revision=revision,
-                cache_dir=str(hub_cache_dir()),
-                etag_timeout=guard.timeout,
-            )
-        except Exception as exc:
-            raise _hub_error(exc, repo_id, revision, guard) from None
-        config = read_config(Path(config_path))
-        if not need_tensors:
-            return Checkpoint(
-                source=repo_id,
-                kind="hub",
-                config=config,
-                tensors={},
-                root=repo_id,
-                revision=revision,
-            )
-        try:
-            meta = HfApi().get_safetensors_metadata(repo_id, revision=revision)
-        except Exception as exc:
-            raise _hub_error(exc, repo_id, revision, guard) from None
+    try:
+        config_path = hf_hub_download(
+            repo_id,
+            "config.json",
+            revision=revision,
+            cache_dir=str(hub_cache_dir()),
+            etag_timeout=guard.timeout,
+        )
+    except Exception as exc:
+        raise _hub_error(exc, repo_id, revision, guard) from None
+    return read_config(Path(config_path))
 
+
+def _hub_tensor_table(repo_id: str, meta: Any) -> tuple[dict[str, TensorInfo], dict[str, int]]:
+    """The tensor table of huggingface_hub's ``SafetensorsRepoMetadata`` and each tensor's
+    offset in its file's data buffer, every header validated as a local one is.
+
+    Raises:
+        CheckpointFormatError: a malformed header, or an index naming a tensor its shard lacks.
+    """
     tensors: dict[str, TensorInfo] = {}
     offsets: dict[str, int] = {}
     for filename, fmeta in sorted(meta.files_metadata.items()):
@@ -462,7 +462,14 @@ def load_from_hub(repo_id: str, revision: str | None, *, need_tensors: bool = Tr
                     f"index lists tensor {name!r} in {filename!r} but that shard does not hold it",
                     path=f"{repo_id}/{filename}",
                 )
+    return tensors, offsets
 
+
+def _hub_range_reader(
+    repo_id: str, revision: str | None, offsets: dict[str, int]
+) -> Callable[[TensorInfo], bytes]:
+    """``read_raw`` of a Hub checkpoint: one bounded HTTP range request per tensor (plus one
+    per file for its 8-byte header length, remembered)."""
     header_len: dict[str, int] = {}
 
     def _range(filename: str, start: int, length: int) -> bytes:
@@ -493,6 +500,41 @@ def load_from_hub(repo_id: str, revision: str | None, *, need_tensors: bool = Tr
         start = 8 + header_len[info.shard] + offsets[info.name]
         return _range(info.shard, start, info.nbytes)
 
+    return read_raw
+
+
+def load_from_hub(repo_id: str, revision: str | None, *, need_tensors: bool = True) -> Checkpoint:
+    """Fetch ``config.json`` and the safetensors headers of ``repo_id`` from the Hub.
+
+    Every request is bounded (:func:`hub_requests`: ``--timeout`` seconds each, two attempts).
+
+    Raises:
+        SourceError: repo/revision missing, gated, no safetensors, network failure (one line
+            saying what failed: no answer, HTTP 5xx, reset, TLS).
+        CheckpointFormatError: malformed config or headers.
+    """
+    from huggingface_hub import HfApi
+
+    _quiet_hub_logs()
+    with hub_requests() as guard:
+        if not _hub_reachable(guard):
+            raise _unreachable(repo_id, guard.reason())
+        config = _hub_config(repo_id, revision, guard)
+        if not need_tensors:
+            return Checkpoint(
+                source=repo_id,
+                kind="hub",
+                config=config,
+                tensors={},
+                root=repo_id,
+                revision=revision,
+            )
+        try:
+            meta = HfApi().get_safetensors_metadata(repo_id, revision=revision)
+        except Exception as exc:
+            raise _hub_error(exc, repo_id, revision, guard) from None
+
+    tensors, offsets = _hub_tensor_table(repo_id, meta)
     files = tuple(sorted(meta.files_metadata))
     return Checkpoint(
         source=repo_id,
@@ -503,7 +545,7 @@ def load_from_hub(repo_id: str, revision: str | None, *, need_tensors: bool = Tr
         shards=files,
         root=repo_id,
         revision=revision,
-        read_raw=read_raw,
+        read_raw=_hub_range_reader(repo_id, revision, offsets),
     )
 
 

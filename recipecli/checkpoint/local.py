@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import gc
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from itertools import repeat
 from operator import sub
@@ -238,10 +238,8 @@ def load_safetensors_dir(
     """
     names = _listing(root) if names is None else names
     roots = _allowed_roots(root)
-    config = read_config(Path(member_path(root, "config.json", what="config.json", roots=roots)))
-    weight_map: dict[str, str] | None = None
-    if SAFE_INDEX in names:
-        weight_map = read_weight_map(root, SAFE_INDEX)
+    config, weight_map = _config_and_index(root, names, SAFE_INDEX, roots)
+    if weight_map is not None:
         shards = _ordered_unique(sorted(weight_map.values()))
     elif SAFE_SINGLE in names:
         shards = [SAFE_SINGLE]
@@ -253,7 +251,43 @@ def load_safetensors_dir(
     # every tensor read is in the index (checked above), so one is missing iff the counts differ
     if weight_map is not None and len(tensors) != len(weight_map):
         check_index_covered(root, weight_map, tensors)
+    return Checkpoint(
+        source=source,
+        kind=kind,
+        config=config,
+        tensors=MappingProxyType(tensors),
+        weight_format="safetensors" if shards else "none",
+        shards=tuple(shards),
+        root=str(root),
+        revision=revision,
+        read_raw=_shard_reader(offsets, shard_paths),
+    )
 
+
+def _config_and_index(
+    root: Path, names: frozenset[str], index_name: str, roots: tuple[str, ...]
+) -> tuple[dict[str, Any], dict[str, str] | None]:
+    """``config.json`` of ``root`` and the ``weight_map`` of its index ``index_name`` (None
+    when the directory listing ``names`` has no such index).
+
+    Raises:
+        CheckpointFormatError: see :func:`read_config` and :func:`read_weight_map`.
+    """
+    config = read_config(Path(member_path(root, "config.json", what="config.json", roots=roots)))
+    weight_map = read_weight_map(root, index_name) if index_name in names else None
+    return config, weight_map
+
+
+def _shard_reader(
+    offsets: list[tuple[list[str], list[int]]], shard_paths: Mapping[str, str]
+) -> Callable[[TensorInfo], bytes]:
+    """``read_raw`` of a safetensors directory: one ``pread`` of the tensor's bytes.
+
+    Args:
+        offsets: per shard, its tensor names and their absolute file offsets (the name ->
+            offset map is built on the first read).
+        shard_paths: shard name -> path (after the symlink rule).
+    """
     begins: dict[str, int] = {}
 
     def read_raw(info: TensorInfo) -> bytes:
@@ -271,17 +305,7 @@ def load_safetensors_dir(
             raise CheckpointFormatError(f"short read of tensor {info.name!r}", path=path)
         return data
 
-    return Checkpoint(
-        source=source,
-        kind=kind,
-        config=config,
-        tensors=MappingProxyType(tensors),
-        weight_format="safetensors" if shards else "none",
-        shards=tuple(shards),
-        root=str(root),
-        revision=revision,
-        read_raw=read_raw,
-    )
+    return read_raw
 
 
 @contextmanager
@@ -395,6 +419,33 @@ def load_torch_state(path: Path) -> Mapping[str, Any]:
     return state
 
 
+def _read_bin_shards(
+    root: Path, shards: list[str], weight_map: dict[str, str] | None, roots: tuple[str, ...]
+) -> tuple[dict[str, TensorInfo], dict[str, Mapping[str, Any]]]:
+    """Load every ``.bin`` shard (memory-mapped): (tensors, shard -> its state dict).
+
+    Raises:
+        CheckpointFormatError: see :func:`load_torch_state`; a tensor the index does not put in
+            the shard that holds it.
+    """
+    tensors: dict[str, TensorInfo] = {}
+    states: dict[str, Mapping[str, Any]] = {}
+    for shard in shards:
+        shard_path = Path(member_path(root, shard, what=".bin file", roots=roots))
+        state = load_torch_state(shard_path)
+        states[shard] = state
+        for name, t in state.items():
+            if weight_map is not None and weight_map.get(name) != shard:
+                raise CheckpointFormatError(
+                    f"tensor {name!r} is in shard {shard!r} but the index does not put it there",
+                    path=str(shard_path),
+                )
+            dtype = TORCH_TO_SAFETENSORS.get(str(t.dtype), str(t.dtype))
+            shape = tuple(int(d) for d in t.shape)
+            tensors[name] = TensorInfo(name, dtype, shape, t.numel() * t.element_size(), shard)
+    return tensors, states
+
+
 def load_bin_dir(
     root: Path,
     *,
@@ -415,28 +466,9 @@ def load_bin_dir(
     """
     names = _listing(root) if names is None else names
     roots = _allowed_roots(root)
-    config = read_config(Path(member_path(root, "config.json", what="config.json", roots=roots)))
-    weight_map: dict[str, str] | None = None
-    if BIN_INDEX in names:
-        weight_map = read_weight_map(root, BIN_INDEX)
-        shards = _ordered_unique(sorted(weight_map.values()))
-    else:
-        shards = [BIN_SINGLE]
-    tensors: dict[str, TensorInfo] = {}
-    states: dict[str, Mapping[str, Any]] = {}
-    for shard in shards:
-        shard_path = Path(member_path(root, shard, what=".bin file", roots=roots))
-        state = load_torch_state(shard_path)
-        states[shard] = state
-        for name, t in state.items():
-            if weight_map is not None and weight_map.get(name) != shard:
-                raise CheckpointFormatError(
-                    f"tensor {name!r} is in shard {shard!r} but the index does not put it there",
-                    path=str(shard_path),
-                )
-            dtype = TORCH_TO_SAFETENSORS.get(str(t.dtype), str(t.dtype))
-            shape = tuple(int(d) for d in t.shape)
-            tensors[name] = TensorInfo(name, dtype, shape, t.numel() * t.element_size(), shard)
+    config, weight_map = _config_and_index(root, names, BIN_INDEX, roots)
+    shards = [BIN_SINGLE] if weight_map is None else _ordered_unique(sorted(weight_map.values()))
+    tensors, states = _read_bin_shards(root, shards, weight_map, roots)
     if weight_map is not None:
         check_index_covered(root, weight_map, tensors)
 

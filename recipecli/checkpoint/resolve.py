@@ -29,6 +29,56 @@ def _mode(path: Path) -> int | None:
         raise SourceError(f"cannot read it ({exc.strerror})", path=str(path)) from None
 
 
+def _open_file(path: Path, source: str) -> Checkpoint:
+    """A file SOURCE: a recipecli snapshot or a bare ``config.json``.
+
+    Raises:
+        SourceError: not a ``.json`` file.
+        CheckpointFormatError: malformed, or JSON that is neither.
+    """
+    # read_json_file refuses FIFOs, devices and sockets without blocking
+    data = read_json_file(path, what="JSON file") if path.suffix == ".json" else None
+    if data is None:
+        raise SourceError(
+            "file is not a recipecli snapshot (.json) or config.json",
+            path=source,
+            hint="pass the checkpoint directory, not one of its files",
+        )
+    if is_snapshot(data):
+        return load_snapshot(data, path=path, source=source)
+    if isinstance(data, dict) and ("architectures" in data or "model_type" in data):
+        return config_only(path, data, source=source)
+    raise CheckpointFormatError(
+        "JSON file is neither a recipecli snapshot nor a config.json", path=source
+    )
+
+
+def _open_missing(
+    source: str, revision: str | None, *, need_tensors: bool, offline: bool | None
+) -> Checkpoint:
+    """A SOURCE that is no local file or directory: a Hub repo id, unless it reads as a path.
+
+    Raises:
+        SourceError: a path whose first part is a local directory, or not an ``org/name`` id.
+    """
+    first = Path(source.split("/", 1)[0]).expanduser()
+    first_mode = _mode(first)
+    if looks_like_repo_id(source) and first_mode is not None and stat.S_ISDIR(first_mode):
+        raise SourceError(
+            f"no such directory (the local directory {first} exists, so this is read as a path, "
+            "not a Hub repo id)",
+            path=source,
+            hint="check the path; for a Hub repo with the same first part, cd elsewhere",
+        )
+    if looks_like_repo_id(source) and not source.startswith((".", "/", "~")):
+        return load_repo(source, revision, need_tensors=need_tensors, offline=offline)
+    raise SourceError(
+        "no such directory or file, and not an org/name repo id",
+        path=source,
+        hint="give a checkpoint directory, a snapshot .json or a Hugging Face repo id",
+    )
+
+
 def open_checkpoint(
     source: str,
     revision: str | None = None,
@@ -69,34 +119,6 @@ def open_checkpoint(
     mode = _mode(path)
     if mode is not None and stat.S_ISDIR(mode):
         return load_local_dir(path, source=source)
-    if mode is not None:  # read_json_file refuses FIFOs, devices and sockets without blocking
-        data = read_json_file(path, what="JSON file") if path.suffix == ".json" else None
-        if data is None:
-            raise SourceError(
-                "file is not a recipecli snapshot (.json) or config.json",
-                path=source,
-                hint="pass the checkpoint directory, not one of its files",
-            )
-        if is_snapshot(data):
-            return load_snapshot(data, path=path, source=source)
-        if isinstance(data, dict) and ("architectures" in data or "model_type" in data):
-            return config_only(path, data, source=source)
-        raise CheckpointFormatError(
-            "JSON file is neither a recipecli snapshot nor a config.json", path=source
-        )
-    first = Path(source.split("/", 1)[0]).expanduser()
-    first_mode = _mode(first)
-    if looks_like_repo_id(source) and first_mode is not None and stat.S_ISDIR(first_mode):
-        raise SourceError(
-            f"no such directory (the local directory {first} exists, so this is read as a path, "
-            "not a Hub repo id)",
-            path=source,
-            hint="check the path; for a Hub repo with the same first part, cd elsewhere",
-        )
-    if looks_like_repo_id(source) and not source.startswith((".", "/", "~")):
-        return load_repo(source, revision, need_tensors=need_tensors, offline=offline)
-    raise SourceError(
-        "no such directory or file, and not an org/name repo id",
-        path=source,
-        hint="give a checkpoint directory, a snapshot .json or a Hugging Face repo id",
-    )
+    if mode is not None:
+        return _open_file(path, source)
+    return _open_missing(source, revision, need_tensors=need_tensors, offline=offline)

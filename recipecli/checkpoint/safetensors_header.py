@@ -427,6 +427,107 @@ def _compact_metadata(raw: bytes) -> tuple[int, dict[str, str]] | None:
     return pos, meta
 
 
+def _tensor_span(raw: bytes) -> tuple[int, int, dict[str, str]] | None:
+    """``(pos, end, metadata)`` of a compact header: the tensor part is ``raw[pos:end]`` (the
+    padding spaces cut off); None when the header is not in the compact layout or holds an
+    escape or a raw control byte."""
+    if b"\\" in raw or raw.translate(None, _NOT_CONTROL):
+        return None
+    start = _compact_metadata(raw)
+    if start is None:
+        return None
+    pos, meta = start
+    end = len(raw)
+    while end > pos and raw[end - 1] == 0x20 and len(raw) - end < 4096:  # padding spaces
+        end -= 1
+    if not raw.endswith(b"]}}", 0, end):
+        return None
+    return pos, end, meta
+
+
+def _cut_fields(
+    raw: bytes, pos: int, end: int
+) -> tuple[list[bytes], list[bytes], list[bytes], int] | None:
+    """``(names, kinds, offsets, quotes)`` of ``raw[pos:end]``: one ``findall`` per column and
+    the number of quotes; None when the first entry is not ``"NAME":{"dtype":"``."""
+    first = _FIRST_NAME.match(raw, pos)
+    if first is None:
+        return None
+    raw_names = [first.group(1)]
+    raw_names.extend(_NAMES.findall(raw, pos + 1, end))
+    kinds = _KINDS.findall(raw, pos, end)
+    offsets = _OFFSETS.findall(raw, pos, end)
+    return raw_names, kinds, offsets, raw.count(b'"', pos, end)
+
+
+def _decode_names(joined_names: bytes) -> list[str] | None:
+    """The NUL-joined names as str, or None when they are not UTF-8."""
+    try:
+        return joined_names.decode("utf-8").split("\x00")
+    except UnicodeDecodeError:
+        return None
+
+
+def _kind_tables(
+    kinds: list[bytes],
+) -> tuple[dict[bytes, str], dict[bytes, tuple[int, ...]], dict[bytes, int]] | None:
+    """Per distinct ``DTYPE","shape":[DIMS`` field: its dtype, shape and byte count (-1 when
+    dtype x shape does not fill whole bytes or is out of range); None for an unknown dtype or
+    malformed dims."""
+    dtype_of: dict[bytes, str] = {}
+    shape_of: dict[bytes, tuple[int, ...]] = {}
+    nbytes_of: dict[bytes, int] = {}
+    for kind in set(kinds):
+        dtype_b, _, shape_b = kind.partition(b'","shape":[')
+        dtype = dtype_b.decode("ascii")
+        if dtype not in DTYPE_BITS or not _DIMS.fullmatch(shape_b):
+            return None
+        shape = tuple(map(int, shape_b.split(b","))) if shape_b else ()
+        bits = math.prod(shape) * DTYPE_BITS[dtype]
+        dtype_of[kind] = sys.intern(dtype)
+        shape_of[kind] = shape
+        nbytes_of[kind] = bits >> 3 if bits % 8 == 0 and bits < _BIG else -1
+    return dtype_of, shape_of, nbytes_of
+
+
+def _offset_numbers(joined_offsets: bytes) -> Any:
+    """``BEGIN,END,BEGIN,END,...`` as an int64 numpy array (C-level parse)."""
+    import numpy as np  # the checkpoint package needs numpy anyway (decode_values)
+
+    return np.fromstring(joined_offsets, dtype=np.int64, sep=",")
+
+
+def _typed_columns(
+    names: list[str],
+    kinds: list[bytes],
+    tables: tuple[dict[bytes, str], dict[bytes, tuple[int, ...]], dict[bytes, int]],
+    numbers: Any,
+    data_len: int | None,
+) -> tuple[Columns, bool]:
+    """``(columns, layout_ok)`` from the names, the kind field of each entry, the
+    :func:`_kind_tables` of those kinds and the :func:`_offset_numbers` (two per entry)."""
+    import numpy as np
+
+    dtype_of, shape_of, nbytes_of = tables
+    k = len(kinds)
+    begins, ends = numbers[0::2], numbers[1::2]
+    nbytes = np.fromiter(map(nbytes_of.__getitem__, kinds), dtype=np.int64, count=k)
+    layout_ok = bool(
+        begins[0] == 0
+        and np.array_equal(ends - begins, nbytes)
+        and np.array_equal(begins[1:], ends[:-1])
+        and (data_len is None or ends[-1] == data_len)
+    )
+    cols = Columns(
+        names,
+        list(map(dtype_of.__getitem__, kinds)),
+        list(map(shape_of.__getitem__, kinds)),
+        begins.tolist(),
+        ends.tolist(),
+    )
+    return cols, layout_ok
+
+
 def _compact_columns(
     holder: list[bytes], data_len: int | None
 ) -> tuple[Columns, dict[str, str], bool] | None:
@@ -449,31 +550,22 @@ def _compact_columns(
     column is one ``findall`` whose pattern fixes the text around it and excludes quotes from the
     captured field; then two C-level counts prove nothing else is there: the quotes number
     exactly 10 per entry, and the matched fields plus the fixed strings add up to the exact
-    length of the text, so no byte is left unmatched.
+    length of the text, so no byte is left unmatched. Each big intermediate is deleted as soon
+    as the next one is built (peak memory: benchmarks/bench_header_15m.py).
     """
     raw = holder[0]
-    if b"\\" in raw or raw.translate(None, _NOT_CONTROL):
+    span = _tensor_span(raw)
+    if span is None:
         return None
-    start = _compact_metadata(raw)
-    if start is None:
+    pos, end, meta = span
+    cut = _cut_fields(raw, pos, end)
+    if cut is None:
         return None
-    pos, meta = start
-    end = len(raw)
-    while end > pos and raw[end - 1] == 0x20 and len(raw) - end < 4096:  # padding spaces
-        end -= 1
-    if not raw.endswith(b"]}}", 0, end):
-        return None
-    first = _FIRST_NAME.match(raw, pos)
-    if first is None:
-        return None
-    raw_names = [first.group(1)]
-    raw_names.extend(_NAMES.findall(raw, pos + 1, end))
-    kinds = _KINDS.findall(raw, pos, end)
-    offsets = _OFFSETS.findall(raw, pos, end)
-    k = len(kinds)
-    quotes = raw.count(b'"', pos, end)
     holder.clear()
     del raw
+    raw_names, kinds, offsets, quotes = cut
+    del cut
+    k = len(kinds)
     if not len(raw_names) == len(offsets) == k or quotes != 10 * k:
         return None
     joined_names = b"\x00".join(raw_names)  # names hold no NUL (control bytes refused above)
@@ -483,47 +575,20 @@ def _compact_columns(
     fields = len(joined_names) + sum(map(len, kinds)) + len(joined_offsets) - 2 * (k - 1)
     if (end - pos) != 1 + fields + 32 * k + 2 * (k - 1) + 1:
         return None
-    try:
-        names = joined_names.decode("utf-8").split("\x00")
-    except UnicodeDecodeError:
-        return None
+    names = _decode_names(joined_names)
     del joined_names
+    if names is None:
+        return None
     if len(set(names)) != k:  # duplicate names: json.loads keeps the last; let it say so
         return None
-    dtype_of: dict[bytes, str] = {}
-    shape_of: dict[bytes, tuple[int, ...]] = {}
-    nbytes_of: dict[bytes, int] = {}
-    for kind in set(kinds):
-        dtype_b, _, shape_b = kind.partition(b'","shape":[')
-        dtype = dtype_b.decode("ascii")
-        if dtype not in DTYPE_BITS or not _DIMS.fullmatch(shape_b):
-            return None
-        shape = tuple(map(int, shape_b.split(b","))) if shape_b else ()
-        bits = math.prod(shape) * DTYPE_BITS[dtype]
-        dtype_of[kind] = sys.intern(dtype)
-        shape_of[kind] = shape
-        nbytes_of[kind] = bits >> 3 if bits % 8 == 0 and bits < _BIG else -1
-    import numpy as np  # the checkpoint package needs numpy anyway (decode_values)
-
-    numbers = np.fromstring(joined_offsets, dtype=np.int64, sep=",")
+    tables = _kind_tables(kinds)
+    if tables is None:
+        return None
+    numbers = _offset_numbers(joined_offsets)
     del joined_offsets
     if len(numbers) != 2 * k:
         return None
-    begins, ends = numbers[0::2], numbers[1::2]
-    nbytes = np.fromiter(map(nbytes_of.__getitem__, kinds), dtype=np.int64, count=k)
-    layout_ok = bool(
-        begins[0] == 0
-        and np.array_equal(ends - begins, nbytes)
-        and np.array_equal(begins[1:], ends[:-1])
-        and (data_len is None or ends[-1] == data_len)
-    )
-    cols = Columns(
-        names,
-        list(map(dtype_of.__getitem__, kinds)),
-        list(map(shape_of.__getitem__, kinds)),
-        begins.tolist(),
-        ends.tolist(),
-    )
+    cols, layout_ok = _typed_columns(names, kinds, tables, numbers, data_len)
     return cols, meta, layout_ok
 
 

@@ -73,6 +73,68 @@ def _optional_str(data: dict[str, Any], key: str, where: str) -> str | None:
     return value
 
 
+def _snapshot_tensor(name: str, entry: Any, where: str) -> TensorInfo:
+    """One ``tensors`` entry of a snapshot, validated by type.
+
+    Raises:
+        CheckpointFormatError: not an object, an unknown dtype, a shape that is not a list of
+            non-negative integers, a shard that is not a string, or bytes != dtype x shape.
+    """
+    if not isinstance(entry, dict):
+        raise _fail(f"snapshot tensor {name!r} is not an object", where)
+    dtype = entry.get("dtype")
+    if not isinstance(dtype, str) or dtype not in DTYPE_BITS:
+        raise _fail(f"snapshot tensor {name!r} has unknown dtype {_short(dtype)}", where)
+    shape = entry.get("shape")
+    if not (
+        isinstance(shape, list)
+        and all(type(d) is int and d >= 0 for d in shape)  # bools and floats refused
+    ):
+        raise _fail(
+            f"snapshot tensor {name!r}: shape must be a list of non-negative integers, "
+            f"got {_short(shape)}",
+            where,
+        )
+    shard = entry.get("shard", "")
+    if not isinstance(shard, str):
+        raise _fail(f"snapshot tensor {name!r}: shard must be a string", where)
+    nbytes = tensor_nbytes(dtype, tuple(shape), where=where)
+    if "bytes" in entry and (type(entry["bytes"]) is not int or entry["bytes"] != nbytes):
+        raise _fail(
+            f"snapshot tensor {name!r}: bytes {_short(entry['bytes'])} != {dtype} x "
+            f"{shape} = {nbytes}",
+            where,
+        )
+    return TensorInfo(name, dtype, tuple(shape), nbytes, shard)
+
+
+def _snapshot_values(
+    raw_values: dict[str, Any], tensors: dict[str, TensorInfo], where: str
+) -> dict[str, bytes]:
+    """The ``values`` of a snapshot decoded: tensor name -> raw bytes.
+
+    Raises:
+        CheckpointFormatError: a value of an unknown tensor, not base64, or of the wrong length.
+    """
+    values: dict[str, bytes] = {}
+    for name, b64 in raw_values.items():
+        if name not in tensors:
+            raise _fail(f"snapshot value for unknown tensor {name!r}", where)
+        if not isinstance(b64, str):
+            raise _fail(f"snapshot value of {name!r} is not a base64 string", where)
+        try:
+            raw = base64.b64decode(b64, validate=True)
+        except (ValueError, TypeError):
+            raise _fail(f"snapshot value of {name!r} is not base64", where) from None
+        if len(raw) != tensors[name].nbytes:
+            raise _fail(
+                f"snapshot value of {name!r} has {len(raw)} bytes, expected {tensors[name].nbytes}",
+                where,
+            )
+        values[name] = raw
+    return values
+
+
 def load_snapshot(data: dict[str, Any], *, path: Path, source: str) -> Checkpoint:
     """Build a :class:`Checkpoint` from a parsed snapshot, validating every entry by type first.
 
@@ -99,50 +161,8 @@ def load_snapshot(data: dict[str, Any], *, path: Path, source: str) -> Checkpoin
     raw_values = data.get("values", {})
     if not isinstance(raw_tensors, dict) or not isinstance(raw_values, dict):
         raise _fail("snapshot 'tensors'/'values' must be objects", where)
-    tensors: dict[str, TensorInfo] = {}
-    for name, entry in raw_tensors.items():
-        if not isinstance(entry, dict):
-            raise _fail(f"snapshot tensor {name!r} is not an object", where)
-        dtype = entry.get("dtype")
-        if not isinstance(dtype, str) or dtype not in DTYPE_BITS:
-            raise _fail(f"snapshot tensor {name!r} has unknown dtype {_short(dtype)}", where)
-        shape = entry.get("shape")
-        if not (
-            isinstance(shape, list)
-            and all(type(d) is int and d >= 0 for d in shape)  # bools and floats refused
-        ):
-            raise _fail(
-                f"snapshot tensor {name!r}: shape must be a list of non-negative integers, "
-                f"got {_short(shape)}",
-                where,
-            )
-        shard = entry.get("shard", "")
-        if not isinstance(shard, str):
-            raise _fail(f"snapshot tensor {name!r}: shard must be a string", where)
-        nbytes = tensor_nbytes(dtype, tuple(shape), where=where)
-        if "bytes" in entry and (type(entry["bytes"]) is not int or entry["bytes"] != nbytes):
-            raise _fail(
-                f"snapshot tensor {name!r}: bytes {_short(entry['bytes'])} != {dtype} x "
-                f"{shape} = {nbytes}",
-                where,
-            )
-        tensors[name] = TensorInfo(name, dtype, tuple(shape), nbytes, shard)
-    values: dict[str, bytes] = {}
-    for name, b64 in raw_values.items():
-        if name not in tensors:
-            raise _fail(f"snapshot value for unknown tensor {name!r}", where)
-        if not isinstance(b64, str):
-            raise _fail(f"snapshot value of {name!r} is not a base64 string", where)
-        try:
-            raw = base64.b64decode(b64, validate=True)
-        except (ValueError, TypeError):
-            raise _fail(f"snapshot value of {name!r} is not base64", where) from None
-        if len(raw) != tensors[name].nbytes:
-            raise _fail(
-                f"snapshot value of {name!r} has {len(raw)} bytes, expected {tensors[name].nbytes}",
-                where,
-            )
-        values[name] = raw
+    tensors = {name: _snapshot_tensor(name, entry, where) for name, entry in raw_tensors.items()}
+    values = _snapshot_values(raw_values, tensors, where)
     shards = data.get("shards", [])
     if not isinstance(shards, list) or not all(isinstance(x, str) for x in shards):
         raise _fail(f"snapshot 'shards' must be a list of strings, got {_short(shards)}", where)

@@ -523,11 +523,36 @@ def draft_specs(
         ValueError: missing geometry, or ``d2t``/``t2d`` of the wrong length.
     """
     g = draft_geometry(config)
-    H, nh, nkv, hd, inter, V, Vd = (g[x] for x in ("H", "nh", "nkv", "hd", "I", "V", "Vd"))
+    H, V, Vd = g["H"], g["V"], g["Vd"]
     Ht = int(target_hidden or config.get("target_hidden_size") or H)
     layer_cfg = config.get("transformer_layer_config") or {}
     dt = config_dtype(config, layer_cfg)
     p = "midlayer." if naming == "midlayer" else "layers.0."
+    bias = bool(config.get("attention_bias") or layer_cfg.get("attention_bias"))
+    specs = _draft_layer_specs(p, dt, g, attention_bias=bias)
+    specs.append(_hole("fc.weight", dt, (H, k * Ht)))
+    if config.get("bias"):
+        specs.append(_hole("fc.bias", dt, (H,)))
+    specs.append(_norm("norm.weight", dt, H))
+    if with_lm_head:
+        specs.append(_hole("lm_head.weight", dt, (Vd, H)))
+    specs += _vocab_map_specs(d2t, t2d, V=V, Vd=Vd)
+    if with_embed:
+        specs.append(_hole("embed_tokens.weight", dt, (V, H)))
+    if norm_before_fc:
+        specs.append(_norm("input_norm.weight", dt, k * Ht))
+    if fc_norm:
+        specs += [_norm(f"fc_norm.{i}.weight", dt, Ht) for i in range(k)]
+    return specs
+
+
+def _draft_layer_specs(
+    p: str, dt: str, g: Mapping[str, int], *, attention_bias: bool
+) -> list[TensorSpec]:
+    """The draft's one decoder layer under prefix ``p``: attention (q/k/v take 2H: the embedding
+    and the fused hidden state), biases when ``attention_bias``, MLP and its three norms;
+    ``g`` is :func:`draft_geometry`."""
+    H, nh, nkv, hd, inter = (g[x] for x in ("H", "nh", "nkv", "hd", "I"))
     a = f"{p}self_attn."
     specs = [
         _hole(f"{a}q_proj.weight", dt, (nh * hd, 2 * H)),
@@ -535,7 +560,7 @@ def draft_specs(
         _hole(f"{a}v_proj.weight", dt, (nkv * hd, 2 * H)),
         _hole(f"{a}o_proj.weight", dt, (H, nh * hd)),
     ]
-    if config.get("attention_bias") or layer_cfg.get("attention_bias"):
+    if attention_bias:
         specs += [
             _hole(f"{a}q_proj.bias", dt, (nh * hd,)),
             _hole(f"{a}k_proj.bias", dt, (nkv * hd,)),
@@ -548,13 +573,19 @@ def draft_specs(
         _norm(f"{p}input_layernorm.weight", dt, H),
         _norm(f"{p}hidden_norm.weight", dt, H),
         _norm(f"{p}post_attention_layernorm.weight", dt, H),
-        _hole("fc.weight", dt, (H, k * Ht)),
     ]
-    if config.get("bias"):
-        specs.append(_hole("fc.bias", dt, (H,)))
-    specs.append(_norm("norm.weight", dt, H))
-    if with_lm_head:
-        specs.append(_hole("lm_head.weight", dt, (Vd, H)))
+    return specs
+
+
+def _vocab_map_specs(
+    d2t: np.ndarray | None, t2d: np.ndarray | None, *, V: int, Vd: int
+) -> list[TensorSpec]:
+    """``d2t`` I64 [Vd] and ``t2d`` BOOL [V] with their values, each when given.
+
+    Raises:
+        ValueError: one of them has the wrong length.
+    """
+    specs = []
     if d2t is not None:
         d2t = np.asarray(d2t, dtype=np.int64)
         if d2t.shape != (Vd,):
@@ -565,12 +596,6 @@ def draft_specs(
         if t2d.shape != (V,):
             raise ValueError(f"t2d has shape {t2d.shape}, expected ({V},)")
         specs.append(TensorSpec("t2d", "BOOL", (V,), t2d))
-    if with_embed:
-        specs.append(_hole("embed_tokens.weight", dt, (V, H)))
-    if norm_before_fc:
-        specs.append(_norm("input_norm.weight", dt, k * Ht))
-    if fc_norm:
-        specs += [_norm(f"fc_norm.{i}.weight", dt, Ht) for i in range(k)]
     return specs
 
 
