@@ -22,7 +22,7 @@ from recipecli.draft import (
     is_known_extra,
     known_roles,
 )
-from recipecli.engines.base import EngineRun, PairContext, load_data
+from recipecli.engines.base import EngineRun, PairContext, Source, load_data
 from recipecli.findings import Finding
 
 VOCAB_PADDING = 64
@@ -54,6 +54,37 @@ def heads_ok(nh: int | None, nkv: int | None, tp: int) -> bool:
     if nkv is not None and nkv % tp and tp % nkv:
         return False
     return True
+
+
+def heads_findings(
+    run: EngineRun,
+    tp: int,
+    *,
+    draft_tp: int | None = None,
+    engine: str,
+    source: Source,
+    how: str = "",
+) -> Iterator[Finding]:
+    """``tp.heads_indivisible`` for the target (at ``tp``) and the draft (at ``draft_tp``, default
+    ``tp``) when :func:`heads_ok` fails; an MLA target's KV heads are not split. ``how`` ends the
+    message with how the engine refuses (e.g. ``" (LlamaAttention asserts)"``)."""
+    t = run.ctx.target
+    for what, nh, nkv, n in (
+        ("target", t.nh, None if t.mla else t.nkv, tp),
+        ("draft", run.get("nh"), run.get("nkv"), tp if draft_tp is None else draft_tp),
+    ):
+        if not heads_ok(nh, nkv, n):
+            yield finding(
+                "tp.heads_indivisible",
+                f"{what} attention heads {nh} / KV heads {nkv} do not split over TP {n}{how}",
+                engine=engine,
+                tp=tp,
+                source=source,
+                what=what,
+                heads=nh,
+                kv_heads=nkv,
+                tp_size=n,
+            )
 
 
 def default_aux_layers(L: int) -> list[int]:

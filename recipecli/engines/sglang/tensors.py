@@ -10,7 +10,7 @@ from recipecli.engines.base import (
     EngineRun,
 )
 from recipecli.engines.common import (
-    heads_ok,
+    heads_findings,
     no_tensor_findings,
     optional_shapes,
     shape_findings,
@@ -270,24 +270,7 @@ def _width_findings(run: EngineRun, keeps_own: bool, borrow_head: bool) -> Itera
 
 def _heads(run: EngineRun, tp: int) -> Iterator[Finding]:
     """Attention heads must divide by TP, KV heads divide or be divided by it."""
-    t = run.ctx.target
-    for what, nh, nkv in (
-        ("target", t.nh, None if t.mla else t.nkv),
-        ("draft", run.get("nh"), run.get("nkv")),
-    ):
-        if not heads_ok(nh, nkv, tp):
-            yield finding(
-                "tp.heads_indivisible",
-                f"{what} attention heads {nh} / KV heads {nkv} do not split over TP {tp} "
-                "(LlamaAttention asserts)",
-                engine=NAME,
-                tp=tp,
-                source=HEADS,
-                what=what,
-                heads=nh,
-                kv_heads=nkv,
-                tp_size=tp,
-            )
+    yield from heads_findings(run, tp, engine=NAME, source=HEADS, how=" (LlamaAttention asserts)")
 
 
 def _sharing(run: EngineRun, tp: int, keeps_own: bool, borrow_head: bool) -> Iterator[Finding]:

@@ -9,7 +9,7 @@ from recipecli.engines.base import (
     EngineRun,
 )
 from recipecli.engines.common import (
-    heads_ok,
+    heads_findings,
     no_tensor_findings,
     optional_shapes,
     pad64,
@@ -285,23 +285,9 @@ def step_sharing(run: EngineRun) -> Iterable[Finding]:
                     padded=pad64(v),
                     tp_size=n,
                 )
-        for what, nh, nkv in (
-            ("target", t.nh, None if t.mla else t.nkv),
-            ("draft", run.get("nh"), run.get("nkv")),
-        ):
-            if not heads_ok(nh, nkv, tp):
-                yield finding(
-                    "tp.heads_indivisible",
-                    f"{what} attention heads {nh} / KV heads {nkv} do not split over TP {tp} "
-                    "(validate_attention_partition raises)",
-                    engine=NAME,
-                    tp=tp,
-                    source=HEADS,
-                    what=what,
-                    heads=nh,
-                    kv_heads=nkv,
-                    tp_size=tp,
-                )
+        yield from heads_findings(
+            run, tp, engine=NAME, source=HEADS, how=" (validate_attention_partition raises)"
+        )
         row, found = _sharing(run, tp, H, vdraft, bool(replicated_target))
         run.sharing.append(row)
         yield from found

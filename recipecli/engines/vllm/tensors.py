@@ -9,7 +9,7 @@ from recipecli.engines.base import (
     EngineRun,
 )
 from recipecli.engines.common import (
-    heads_ok,
+    heads_findings,
     no_tensor_findings,
     optional_shapes,
     pad64,
@@ -303,22 +303,13 @@ def _tp_findings(run: EngineRun, tp: int) -> Iterator[Finding]:
                 padded=pad64(v),
                 tp_size=n,
             )
-    for what, nh, nkv, n in (
-        ("target", t.nh, None if t.mla else t.nkv, tp),
-        ("draft", run.get("nh"), run.get("nkv"), dtp),
-    ):
-        if not heads_ok(nh, nkv, n):
-            yield finding(
-                "tp.heads_indivisible",
-                f"{what} attention heads {nh} / KV heads {nkv} do not split over TP {n}",
-                engine=NAME,
-                tp=tp,
-                source=src("vllm/model_executor/models/llama.py", "LlamaAttention.__init__"),
-                what=what,
-                heads=nh,
-                kv_heads=nkv,
-                tp_size=n,
-            )
+    yield from heads_findings(
+        run,
+        tp,
+        draft_tp=dtp,
+        engine=NAME,
+        source=src("vllm/model_executor/models/llama.py", "LlamaAttention.__init__"),
+    )
     run.sharing.append(_sharing(run, tp, dtp))
 
 
