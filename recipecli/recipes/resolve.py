@@ -109,6 +109,14 @@ class _SetLayer:
     sweep: tuple[str, tuple[Any, ...]] | None = None
 
 
+def engine_spelling(key: str, value: Any, engine: str) -> Any:
+    """Serve field ``key``'s ``value`` as ``engine`` spells it (:data:`engines.SERVE_VALUE_SPELLING`:
+    SGLang 0.5.23's ``fp8_e4m3`` for a recipe's ``kv_cache_dtype: fp8``); other values unchanged.
+    Recipe files and ``--set`` go through it alike."""
+    spelling = E.SERVE_VALUE_SPELLING.get(key, {}).get(engine, {})
+    return spelling[value] if isinstance(value, str) and value in spelling else value
+
+
 def _apply_sets(
     items: Sequence[SetItem], engine: str, target: str, draft: str, spec: dict[str, Any]
 ) -> _SetLayer:
@@ -129,7 +137,8 @@ def _apply_sets(
             else:
                 spec[item.key] = item.value
         elif item.kind == "serve":
-            out.flags.append((E.SERVE_FIELDS[item.key][1][engine], item.value))
+            value = engine_spelling(item.key, item.value, engine)
+            out.flags.append((E.SERVE_FIELDS[item.key][1][engine], value))
         elif item.kind == "bench":
             if item.sweep:
                 if out.sweep is not None and out.sweep[0] != item.key:
@@ -162,10 +171,7 @@ def _serve_layer(recipe: Recipe, engine: str) -> tuple[list[tuple[str, Any]], li
                 )
             )
             continue
-        spelling = E.SERVE_VALUE_SPELLING.get(key, {}).get(engine, {})
-        if isinstance(value, str) and value in spelling:
-            value = spelling[value]
-        base.append((flag, value))
+        base.append((flag, engine_spelling(key, value, engine)))
     return base, warnings
 
 

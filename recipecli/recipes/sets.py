@@ -285,6 +285,11 @@ def _field_item(section: str, key: str, name: str, raw: str, engine: str, text: 
     if flag is not None and choices is None:
         # the engine's own choices for the field's flag (tokenspeed --kv-cache-dtype: auto, fp8, …)
         choices = (load_catalog(engine).flags().get(flag) or {}).get("choices")
+        # a serve field is written the recipe's way and spelled for the engine when rendered
+        # (engines.SERVE_VALUE_SPELLING: SGLang's fp8_e4m3 for a recipe's fp8)
+        spelled = E.SERVE_VALUE_SPELLING.get(key, {}).get(engine, {})
+        if choices:
+            choices = [*choices, *(str(k) for k, v in spelled.items() if str(v) in choices)]
     value = parse_typed(name, raw, vtype, what, choices=choices, limits=schema, removable=removable)
     return SetItem(section, key, value, text)
 

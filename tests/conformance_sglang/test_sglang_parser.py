@@ -330,6 +330,8 @@ SETS: list[tuple[str, str, Any, dict[str, Any]]] = [
     ("gpu_memory_utilization=0.85", "mem_fraction_static", 0.85, {}),
     ("speculative.num_speculative_tokens=5", "speculative_num_steps", 5, {}),
     ("kv-cache-dtype=fp8_e4m3", "kv_cache_dtype", "fp8_e4m3", {}),
+    # the serve field, written the recipe's way: rendered as SGLang spells it
+    ("kv_cache_dtype=fp8", "kv_cache_dtype", "fp8_e4m3", {"kv_cache_dtype": "fp8"}),
     ("served-model-name=m3", "served_model_name", "m3", {}),
     ("enable-torch-compile=true", "enable_torch_compile", True, {}),
     ("chunked-prefill-size=4096", "chunked_prefill_size", 4096, {}),

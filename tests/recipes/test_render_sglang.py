@@ -210,8 +210,11 @@ def test_kv_cache_dtype_spelled_the_sglang_way(tmp_path):
     assert r.argv[r.argv.index("--kv-cache-dtype") + 1] == "fp8"
     r = render_command(recipe(tmp_path), "sglang", sets=["kv_cache_dtype=fp8_e5m2"])
     assert r.argv[r.argv.index("--kv-cache-dtype") + 1] == "fp8_e5m2"
+    # --set writes the same recipe field as the file: the recipe's fp8 is spelled fp8_e4m3 too
+    r = render_command(recipe(tmp_path), "sglang", sets=["kv_cache_dtype=fp8"])
+    assert r.argv[r.argv.index("--kv-cache-dtype") + 1] == "fp8_e4m3"
     with pytest.raises(UsageError) as exc:
-        render_command(recipe(tmp_path), "sglang", sets=["kv_cache_dtype=fp8"])
+        render_command(recipe(tmp_path), "sglang", sets=["kv_cache_dtype=fp9"])
     assert "fp8_e4m3" in str(exc.value) and "\n" not in str(exc.value)
 
 
