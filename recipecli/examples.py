@@ -59,7 +59,7 @@ def bundled_snapshots() -> dict[str, str]:
     return out
 
 
-def open_source(source: str, revision: str | None = None):
+def open_source(source: str, revision: str | None = None, *, timeout: float | None = None):
     """Open a recipe's target or draft: recipecli's bundled snapshot of that repo id when it
     ships one and no revision is asked (offline), else
     :func:`recipecli.checkpoint.open_checkpoint` (directory, snapshot file, HF cache, then the
@@ -74,4 +74,4 @@ def open_source(source: str, revision: str | None = None):
     from recipecli.checkpoint import open_checkpoint
 
     snap = bundled_snapshots().get(source) if revision is None else None
-    return open_checkpoint(snap if snap is not None else source, revision)
+    return open_checkpoint(snap if snap is not None else source, revision, timeout=timeout)

@@ -273,6 +273,7 @@ def check_recipe(
     kernel: str = "auto",
     revision: str | None = None,
     draft_revision: str | None = None,
+    timeout: float | None = None,
 ) -> RecipeCheck:
     """``check --recipe``: load the recipe, render each engine's serve command on ``hardware``,
     and run :func:`recipecli.check.run_check` once per distinct deployment
@@ -285,6 +286,7 @@ def check_recipe(
         engine: ``all`` or one engine (see :func:`recipe_engines`).
         kernel: the fused-norm kernel check mode (``auto``, ``cpu``, ``cuda``, ``skip``).
         revision, draft_revision: Hub revisions of the target and the draft.
+        timeout: seconds each Hub request may take (None: the default 10 s).
 
     Raises:
         RecipeError, UsageError, CheckpointError: as loading, rendering and opening raise them.
@@ -301,7 +303,7 @@ def check_recipe(
 
     def source(name: str, rev: str | None) -> Any:
         if (name, rev) not in opened:
-            opened[(name, rev)] = open_source(name, rev)
+            opened[(name, rev)] = open_source(name, rev, timeout=timeout)
         return opened[(name, rev)]
 
     runs = []

@@ -29,7 +29,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from recipecli.checkpoint.hub_timeout import get_timeout
+from recipecli.checkpoint.hub_timeout import DEFAULT_TIMEOUT_S
 from recipecli.checkpoint.local import (
     BIN_INDEX,
     SAFE_INDEX,
@@ -312,7 +312,8 @@ def _guard_transport(inner: Any, guard: _Guard) -> Any:
 
 @contextmanager
 def hub_requests(timeout: float | None = None) -> Iterator[_Guard]:
-    """Bound every huggingface_hub request made inside the block (see the module docstring).
+    """Bound every huggingface_hub request made inside the block (see the module docstring)
+    to ``timeout`` seconds each (None: :data:`~recipecli.checkpoint.hub_timeout.DEFAULT_TIMEOUT_S`).
 
     Wraps the transports of the client that huggingface_hub's current client factory builds
     (keeping the user's proxies and certificates, and the tests' mock transport); restores the
@@ -324,7 +325,7 @@ def hub_requests(timeout: float | None = None) -> Iterator[_Guard]:
     import httpx2
     from huggingface_hub.utils import _http
 
-    guard = _Guard(get_timeout() if timeout is None else timeout)
+    guard = _Guard(DEFAULT_TIMEOUT_S if timeout is None else timeout)
     previous = getattr(_http, "_GLOBAL_CLIENT_FACTORY", _http.default_client_factory)
 
     def factory() -> Any:
@@ -466,7 +467,7 @@ def _hub_tensor_table(repo_id: str, meta: Any) -> tuple[dict[str, TensorInfo], d
 
 
 def _hub_range_reader(
-    repo_id: str, revision: str | None, offsets: dict[str, int]
+    repo_id: str, revision: str | None, offsets: dict[str, int], timeout: float | None = None
 ) -> Callable[[TensorInfo], bytes]:
     """``read_raw`` of a Hub checkpoint: one bounded HTTP range request per tensor (plus one
     per file for its 8-byte header length, remembered)."""
@@ -479,7 +480,7 @@ def _hub_range_reader(
         url = hf_hub_url(repo_id, filename, revision=revision)
         headers = build_hf_headers()
         headers["Range"] = f"bytes={start}-{start + length - 1}"
-        with hub_requests() as guard:
+        with hub_requests(timeout) as guard:
             try:
                 resp = http_backoff("GET", url, headers=headers)
                 resp.raise_for_status()
@@ -503,10 +504,17 @@ def _hub_range_reader(
     return read_raw
 
 
-def load_from_hub(repo_id: str, revision: str | None, *, need_tensors: bool = True) -> Checkpoint:
+def load_from_hub(
+    repo_id: str,
+    revision: str | None,
+    *,
+    need_tensors: bool = True,
+    timeout: float | None = None,
+) -> Checkpoint:
     """Fetch ``config.json`` and the safetensors headers of ``repo_id`` from the Hub.
 
-    Every request is bounded (:func:`hub_requests`: ``--timeout`` seconds each, two attempts).
+    Every request, the later range reads of small tensors included, is bounded
+    (:func:`hub_requests`: ``timeout`` seconds each, default 10, two attempts).
 
     Raises:
         SourceError: repo/revision missing, gated, no safetensors, network failure (one line
@@ -516,7 +524,7 @@ def load_from_hub(repo_id: str, revision: str | None, *, need_tensors: bool = Tr
     from huggingface_hub import HfApi
 
     _quiet_hub_logs()
-    with hub_requests() as guard:
+    with hub_requests(timeout) as guard:
         if not _hub_reachable(guard):
             raise _unreachable(repo_id, guard.reason())
         config = _hub_config(repo_id, revision, guard)
@@ -545,7 +553,7 @@ def load_from_hub(repo_id: str, revision: str | None, *, need_tensors: bool = Tr
         shards=files,
         root=repo_id,
         revision=revision,
-        read_raw=_hub_range_reader(repo_id, revision, offsets),
+        read_raw=_hub_range_reader(repo_id, revision, offsets, timeout),
     )
 
 
@@ -555,6 +563,7 @@ def load_repo(
     *,
     need_tensors: bool = True,
     offline: bool | None = None,
+    timeout: float | None = None,
 ) -> Checkpoint:
     """Resolve a repo id: complete HF-cache snapshot first, then the Hub (unless offline).
 
@@ -565,6 +574,7 @@ def load_repo(
             used, and the Hub is asked for ``config.json`` only).
         offline: True: never the Hub; False: the Hub when the cache lacks it; None: as
             ``HF_HUB_OFFLINE`` says (:func:`hub_offline`, read now).
+        timeout: seconds each Hub request may take (None: 10; ``--timeout``).
 
     Raises:
         SourceError: not cached and offline, or the Hub cannot serve it.
@@ -595,4 +605,4 @@ def load_repo(
             f"{repo_id} is not in the HF cache ({hub_cache_dir()}) and HF_HUB_OFFLINE is set",
             hint="download it, pass a local directory or a snapshot (.json), or unset HF_HUB_OFFLINE",
         )
-    return load_from_hub(repo_id, revision, need_tensors=need_tensors)
+    return load_from_hub(repo_id, revision, need_tensors=need_tensors, timeout=timeout)

@@ -54,7 +54,12 @@ def _open_file(path: Path, source: str) -> Checkpoint:
 
 
 def _open_missing(
-    source: str, revision: str | None, *, need_tensors: bool, offline: bool | None
+    source: str,
+    revision: str | None,
+    *,
+    need_tensors: bool,
+    offline: bool | None,
+    timeout: float | None = None,
 ) -> Checkpoint:
     """A SOURCE that is no local file or directory: a Hub repo id, unless it reads as a path.
 
@@ -71,7 +76,9 @@ def _open_missing(
             hint="check the path; for a Hub repo with the same first part, cd elsewhere",
         )
     if looks_like_repo_id(source) and not source.startswith((".", "/", "~")):
-        return load_repo(source, revision, need_tensors=need_tensors, offline=offline)
+        return load_repo(
+            source, revision, need_tensors=need_tensors, offline=offline, timeout=timeout
+        )
     raise SourceError(
         "no such directory or file, and not an org/name repo id",
         path=source,
@@ -85,6 +92,7 @@ def open_checkpoint(
     *,
     need_tensors: bool = True,
     offline: bool | None = None,
+    timeout: float | None = None,
 ) -> Checkpoint:
     """Resolve ``source`` and read its config and tensor table (headers only).
 
@@ -102,6 +110,8 @@ def open_checkpoint(
             config then suffices.
         offline: for repo ids: True never asks the Hub (HF cache only), False may, None reads
             ``HF_HUB_OFFLINE`` as the command started with it (the default for commands).
+        timeout: for repo ids: seconds each Hub request may take, connect and read together
+            (None: 10 s; ``--timeout``).
 
     Returns:
         An immutable :class:`Checkpoint`.
@@ -121,4 +131,6 @@ def open_checkpoint(
         return load_local_dir(path, source=source)
     if mode is not None:
         return _open_file(path, source)
-    return _open_missing(source, revision, need_tensors=need_tensors, offline=offline)
+    return _open_missing(
+        source, revision, need_tensors=need_tensors, offline=offline, timeout=timeout
+    )

@@ -7,23 +7,18 @@ from typing import Any, TypeVar
 
 import click
 
-from recipecli.checkpoint.hub_timeout import DEFAULT_TIMEOUT_S, set_timeout
+from recipecli.checkpoint.hub_timeout import DEFAULT_TIMEOUT_S
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-def _callback(ctx: click.Context, param: click.Parameter, value: float | None) -> None:
-    set_timeout(DEFAULT_TIMEOUT_S if value is None else value)
-
-
 def timeout_option(func: F) -> F:
-    """Add ``--timeout`` (sets :func:`recipecli.checkpoint.hub_timeout.set_timeout`)."""
+    """Add ``--timeout`` (the command's ``timeout`` parameter: seconds, or None for the default),
+    which the command passes to :func:`recipecli.checkpoint.open_checkpoint`."""
     return click.option(
         "--timeout",
         type=click.FloatRange(min=0, min_open=True, max=3600),
         default=None,
-        expose_value=False,
-        callback=_callback,
         metavar="SECONDS",
         help=f"Seconds each Hugging Face Hub request may take, connect and read together "
         f"(default {DEFAULT_TIMEOUT_S:g}); a failed request is retried once.",

@@ -40,9 +40,11 @@ def cache_config_only(cache: Path, repo_id: str) -> None:
 def hub_calls(tmp_path, monkeypatch):
     """Calls that reached the (recorded) Hub; an empty HF cache with one config-only repo."""
     calls: list[tuple[str, bool]] = []
+    timeouts: list[float | None] = []
 
-    def fake_load_from_hub(repo_id, revision, *, need_tensors=True):
+    def fake_load_from_hub(repo_id, revision, *, need_tensors=True, timeout=None):
         calls.append((repo_id, need_tensors))
+        timeouts.append(timeout)
         return "from-the-hub"
 
     monkeypatch.setattr(hub, "load_from_hub", fake_load_from_hub)
@@ -95,3 +97,19 @@ def test_config_only_cache_serves_render_offline(hub_calls, monkeypatch):
         ck = open_checkpoint("org/cfgonly", need_tensors=False, offline=offline)
         assert ck.kind == "hf-cache" and ck.config["hidden_size"] == 64 and ck.tensors == {}
     assert hub_calls == []
+
+
+def test_the_timeout_parameter_reaches_the_hub_loader(hub_calls, monkeypatch):
+    # --timeout is passed down explicitly (no process-wide setting): open_checkpoint -> load_repo
+    # -> load_from_hub, which bounds every request with it (hub_requests)
+    seen: list[float | None] = []
+    real = hub.load_from_hub
+
+    def spy(repo_id, revision, *, need_tensors=True, timeout=None):
+        seen.append(timeout)
+        return real(repo_id, revision, need_tensors=need_tensors, timeout=timeout)
+
+    monkeypatch.setattr(hub, "load_from_hub", spy)
+    assert open_checkpoint("org/missing", offline=False, timeout=2.5) == "from-the-hub"
+    assert open_checkpoint("org/missing", offline=False) == "from-the-hub"
+    assert seen == [2.5, None]

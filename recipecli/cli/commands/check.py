@@ -102,6 +102,7 @@ def command(
     draft_revision,
     as_json,
     strict,
+    timeout,
 ) -> int:
     """Will DRAFT (an EAGLE3 draft) serve with TARGET on vLLM, tokenspeed and SGLang, at each TP size?
 
@@ -139,7 +140,7 @@ def command(
                     f"{flag}, change the recipe, or check TARGET DRAFT {flag} ..."
                 )
         return _check_recipe(
-            recipe, hardware, engine, kernel, revision, draft_revision, as_json, strict
+            recipe, hardware, engine, kernel, revision, draft_revision, as_json, strict, timeout
         )
     if hardware is not None:
         raise UsageError("--hardware needs --recipe NAME_OR_FILE")
@@ -153,8 +154,8 @@ def command(
             "see recipecli check --help"
         )
     engines = ENGINES if engine == "all" else (engine,)
-    target_ck = open_checkpoint(target, revision)
-    draft_ck = open_checkpoint(draft, draft_revision)
+    target_ck = open_checkpoint(target, revision, timeout=timeout)
+    draft_ck = open_checkpoint(draft, draft_revision, timeout=timeout)
     res = run_check(
         target_ck,
         draft_ck,
@@ -181,6 +182,7 @@ def _check_recipe(
     draft_revision: str | None,
     as_json: bool,
     strict: bool,
+    timeout: float | None,
 ) -> int:
     """``check --recipe``: :func:`recipecli.recipecheck.check_recipe`, printed; exit 1 when any
     run fails."""
@@ -193,6 +195,7 @@ def _check_recipe(
         kernel=kernel,
         revision=revision,
         draft_revision=draft_revision,
+        timeout=timeout,
     )
     if as_json:
         print_json(result.to_dict(strict))

@@ -27,7 +27,13 @@ COMPACT_JSON_TENSORS = 5000
     help="Write a self-contained snapshot (config, tensor table, small tensor values) to FILE "
     "(its directory must exist; never SOURCE or a file in it; replaces only a previous snapshot).",
 )
-def command(source: str, revision: str | None, as_json: bool, save_metadata: str | None) -> int:
+def command(
+    source: str,
+    revision: str | None,
+    as_json: bool,
+    save_metadata: str | None,
+    timeout: float | None,
+) -> int:
     """Summarise a checkpoint from config.json and safetensors headers, never the weights.
 
     SOURCE is a local directory, a snapshot .json, or a Hugging Face repo id (HF cache first,
@@ -48,7 +54,7 @@ def command(source: str, revision: str | None, as_json: bool, save_metadata: str
     label = f"SOURCE {source}"
     if save_metadata:  # refuse a bad FILE before any work (checked again when written)
         prepare_file(save_metadata, inputs=path_inputs(label, source), existing=False, **where)
-    ck = open_checkpoint(source, revision)
+    ck = open_checkpoint(source, revision, timeout=timeout)
     summary = summarize(ck)
     if save_metadata:
         inputs = checkpoint_inputs(ck, label)
