@@ -41,7 +41,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     ),
     "render": (
         "render",
-        "Render serve, bench and eval commands for vLLM or tokenspeed from one YAML recipe.",
+        "Render serve, bench and eval commands for vLLM, tokenspeed or SGLang from one YAML recipe.",
         "recipecli render minimax-m3-eagle3 --engine vllm --hardware mi355x",
     ),
     "lint": (

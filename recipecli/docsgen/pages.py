@@ -232,6 +232,10 @@ def _check_context(
         "check_recipe_commands": [
             code(_check_cmd(recipe, hw, ref)) for hw in hardware_names(recipe)
         ],
+        # check --recipe leaves out the engines the recipe marks unsupported (--engine E checks one)
+        "check_unsupported": [
+            code(f"--engine {e}") for e in ENGINES if (recipe.get("unsupported") or {}).get(e)
+        ],
     }
 
 

@@ -377,6 +377,20 @@ def resolve(
         spec,
     )
     base, warnings = _serve_layer(recipe, engine)
+    reason = (recipe.get("unsupported") or {}).get(engine) if force else None
+    if reason:
+        # rendered anyway: say so beside the command (render_command refuses without force)
+        warnings.insert(
+            0,
+            codes.finding(
+                "recipe.engine_unsupported",
+                f"{recipe.name} is not served on {engine}: {' '.join(str(reason).split())}; "
+                "rendered anyway (--force)",
+                severity="warning",
+                engine=engine,
+                source=recipe.where("unsupported", engine),
+            ),
+        )
     base.extend(_speculative_flags(recipe, engine, spec, top.draft, eng))
 
     sources = override_sources(recipe, engine, hw_name, items)

@@ -523,3 +523,23 @@ def test_bench_and_eval_target_sglang_default_port(tmp_path):
     assert "base_url=http://127.0.0.1:30000/v1/chat/completions" in ev[ev.index("--model_args") + 1]
     bench = render_command(path, "vllm", what="bench").argv
     assert bench[bench.index("--base-url") + 1] == "http://127.0.0.1:8000"
+
+
+def test_force_on_an_unsupported_engine_renders_with_the_reason_as_a_warning():
+    # llama3.1-8b-eagle3.yaml marks sglang unsupported (the published draft's
+    # LlamaForCausalLM is no SGLang EAGLE3 draft class): refused, or rendered with --force and
+    # the recipe's reason said beside the command
+    with pytest.raises(RecipeError, match="is not served on sglang"):
+        render_command("llama3.1-8b-eagle3", "sglang")
+    r = render_command("llama3.1-8b-eagle3", "sglang", force=True)
+    first = r.warnings[0]
+    assert (first.code, first.severity, first.engine) == (
+        "recipe.engine_unsupported",
+        "warning",
+        "sglang",
+    )
+    assert "LlamaForCausalLM" in first.message and first.message.endswith("(--force)")
+    assert not any(
+        w.code == "recipe.engine_unsupported"
+        for w in render_command("llama3.1-8b-eagle3", "vllm", force=True).warnings
+    )

@@ -57,8 +57,9 @@ from recipecli.recipes.engines import ENGINES, SERVE_CONFIG_FILE_FORMAT
 @click.option(
     "--force",
     is_flag=True,
-    help="Render overrides the engine would drop (an engine flag inside --hf-overrides, a key "
-    "it would set where nothing reads it); they are reported as warnings instead of errors.",
+    help="Render anyway: for an engine the recipe marks unsupported, and with overrides the "
+    "engine would drop (an engine flag inside --hf-overrides, a key it would set where nothing "
+    "reads it); both are reported as warnings instead of errors.",
 )
 @click.option("--list", "list_", is_flag=True, help="List the bundled recipes and exit.")
 @click.option(
