@@ -87,6 +87,33 @@ def heads_findings(
             )
 
 
+def missing_tensor_findings(
+    run: EngineRun,
+    want: Mapping[str, Any],
+    *,
+    engine: str,
+    title: str,
+    source: Source | tuple[Source, ...],
+    consequence: str = "load_weights does not notice, so they keep uninitialised memory; "
+    "re-export the draft",
+) -> Iterator[Finding]:
+    """``tensor.missing`` when the draft checkpoint lacks tensors the engine's draft allocates
+    (``want``: tensor name -> shape); ``title`` is the engine's display name, ``consequence``
+    what the engine's ``load_weights`` does about it."""
+    tensors = run.ctx.draft_ck.tensors
+    missing = [n for n in want if n not in tensors]
+    if missing:
+        yield finding(
+            "tensor.missing",
+            f"draft lacks {len(missing)} weight(s) {title} allocates: {', '.join(missing[:6])}"
+            + (" …" if len(missing) > 6 else "")
+            + f"; {consequence}",
+            engine=engine,
+            source=source,
+            missing=missing,
+        )
+
+
 def default_aux_layers(L: int) -> list[int]:
     """The default capture when a draft names no ids: (2, L//2, L-3), as hidden-state indices
     (vLLM ``get_eagle3_default_aux_hidden_state_layers``; tokenspeed ``BaseCausalLM``)."""

@@ -10,6 +10,7 @@ from recipecli.engines.base import (
 )
 from recipecli.engines.common import (
     heads_findings,
+    missing_tensor_findings,
     no_tensor_findings,
     optional_shapes,
     pad64,
@@ -161,17 +162,9 @@ def _weights(run: EngineRun) -> Iterator[Finding]:
     tensors = ctx.draft_ck.tensors
     H = run.get("H")
     want = allocated(run)
-    missing = [n for n in want if n not in tensors]
-    if missing:
-        yield finding(
-            "tensor.missing",
-            f"draft lacks {len(missing)} weight(s) tokenspeed allocates: {', '.join(missing[:6])}"
-            + (" …" if len(missing) > 6 else "")
-            + "; load_weights does not notice, so they keep uninitialised memory; re-export the draft",
-            engine=NAME,
-            source=DRAFT_LOAD,
-            missing=missing,
-        )
+    yield from missing_tensor_findings(
+        run, want, engine=NAME, title="tokenspeed", source=DRAFT_LOAD
+    )
     shapes = {**want, **optional_shapes(d, H, run.get("V"), run.get("Vd"))}
     if d.Ht != H:
         shapes.pop(d.tensor("fc"), None)  # said above (hidden.tokenspeed_target_hidden)

@@ -10,6 +10,7 @@ from recipecli.engines.base import (
 )
 from recipecli.engines.common import (
     heads_findings,
+    missing_tensor_findings,
     no_tensor_findings,
     optional_shapes,
     pad64,
@@ -122,18 +123,15 @@ def step_tensors(run: EngineRun) -> Iterable[Finding]:
         yield from no_tensor_findings(run, EAGLE3_LOAD)
         return
     want = allocated(run)
-    missing = [n for n in want if n not in tensors]
-    if missing:
-        yield finding(
-            "tensor.missing",
-            f"draft lacks {len(missing)} weight(s) vLLM allocates: {', '.join(missing[:6])}"
-            + (" …" if len(missing) > 6 else "")
-            + "; load_weights does not check, so they stay uninitialised and the draft serves garbage; "
-            "re-export the draft with all weights",
-            engine=NAME,
-            source=(EAGLE3_LOAD, EAGLE3_MODEL),
-            missing=missing,
-        )
+    yield from missing_tensor_findings(
+        run,
+        want,
+        engine=NAME,
+        title="vLLM",
+        source=(EAGLE3_LOAD, EAGLE3_MODEL),
+        consequence="load_weights does not check, so they stay uninitialised and the draft serves "
+        "garbage; re-export the draft with all weights",
+    )
     shapes = {**want, **optional_shapes(ctx.draft, run.get("H"), run.get("V"), run.get("Vd"))}
     yield from shape_findings(
         run, shapes, NAME, "vLLM", (EAGLE3_LAYER, EAGLE3_MODEL, WEIGHTS_LOADER)
