@@ -27,13 +27,12 @@ from pathlib import Path
 
 import pytest
 import yaml
+from helpers.targets import TARGETS, snapshot
 
 from recipecli.recipes.lint import lint_recipe
 from recipecli.recipes.render import render_command
 
 REPO = Path(__file__).resolve().parents[2]
-QWEN3_VL = REPO / "tests/fixtures/configs/Qwen__Qwen3-VL-30B-A3B-Instruct/config.json"
-SNAPSHOTS = REPO / "recipecli/data/targets"
 
 # keys that are sub-configs (PreTrainedConfig instances) in these targets' config classes
 SUBCONFIGS = {"text_config", "vision_config", "thinker_config"}
@@ -71,24 +70,6 @@ def tokenspeed_resolve(config: dict, overrides: dict) -> tuple[dict, dict]:
 RESOLVE = {"vllm": vllm_resolve, "tokenspeed": tokenspeed_resolve}
 
 
-def snapshot(name: str) -> dict:
-    return json.loads((SNAPSHOTS / f"{name}.json").read_text())["config"]
-
-
-TARGETS = {
-    # name: (target id, recipe extras, config)
-    "flat-llama": (
-        "meta-llama/Llama-3.1-8B-Instruct",
-        {},
-        snapshot("meta-llama__Llama-3.1-8B-Instruct"),
-    ),
-    "wrapped-minimax": ("nvidia/MiniMax-M3-NVFP4", {}, snapshot("nvidia__MiniMax-M3-NVFP4")),
-    "wrapped-qwen3vl": (
-        "Qwen/Qwen3-VL-30B-A3B-Instruct",
-        {"target_config": str(QWEN3_VL)},
-        json.loads(QWEN3_VL.read_text()),
-    ),
-}
 KEY = "rms_norm_eps"  # in all three text configs (1e-05 / 1e-06 / 1e-06)
 
 

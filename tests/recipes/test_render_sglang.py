@@ -32,6 +32,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from helpers.targets import TARGETS
 
 from recipecli.errors import RecipeError, UsageError
 from recipecli.recipes.catalog import load_catalog
@@ -39,30 +40,10 @@ from recipecli.recipes.lint import lint_recipe
 from recipecli.recipes.render import format_shell, render_command, split_shell
 
 REPO = Path(__file__).resolve().parents[2]
-SNAPSHOTS = REPO / "recipecli/data/targets"
-QWEN3_VL = REPO / "tests/fixtures/configs/Qwen__Qwen3-VL-30B-A3B-Instruct/config.json"
 SGLANG_SRC = Path(os.environ.get("SGLANG_SRC", "/work/ref/sglang-0.5.23"))
 FLAG = "--json-model-override-args"
 KEY = "rms_norm_eps"  # in the text config of all three targets
 
-
-def snapshot(name: str) -> dict:
-    return json.loads((SNAPSHOTS / f"{name}.json").read_text())["config"]
-
-
-TARGETS = {
-    "flat-llama": (
-        "meta-llama/Llama-3.1-8B-Instruct",
-        {},
-        snapshot("meta-llama__Llama-3.1-8B-Instruct"),
-    ),
-    "wrapped-minimax": ("nvidia/MiniMax-M3-NVFP4", {}, snapshot("nvidia__MiniMax-M3-NVFP4")),
-    "wrapped-qwen3vl": (
-        "Qwen/Qwen3-VL-30B-A3B-Instruct",
-        {"target_config": str(QWEN3_VL)},
-        json.loads(QWEN3_VL.read_text()),
-    ),
-}
 
 # A flat EAGLE3 draft config as SGLang's LlamaForCausalLMEagle3 reads it (models/llama_eagle3.py).
 DRAFT = {
