@@ -23,7 +23,9 @@ by name, no timestamps, no absolute paths; a second run changes no byte. Unless
 Modules: :mod:`.inputs` (recipes, hardware profiles, rendered commands), :mod:`.markdown`
 (fences, code spans, cells, prose), :mod:`.offline_check` (the check section), :mod:`.results`
 (linked A/B results), :mod:`.pages` (the three page kinds, :func:`generate`), :mod:`.sync`
-(write / ``--check`` the output directory). Every name is re-exported here.
+(write / ``--check`` the output directory). Every name of these is re-exported here.
+:mod:`.engine_pages` (``docs --engines``: docs/engines/, the engine models written out) is not:
+it imports the engine models, and ``docs`` imports it only when asked for those pages.
 """
 
 from recipecli.docsgen.inputs import (

@@ -123,7 +123,7 @@ def first_line(path: Path) -> str | None:
 def is_generated(path: Path) -> bool:
     """True when ``path`` is a regular file whose first line is :data:`GENERATED_MARKER` or the
     engine pages' marker: the only files ``docs`` overwrites or deletes."""
-    from recipecli.engines.pages import ENGINE_MARKER
+    from recipecli.docsgen.engine_pages import ENGINE_MARKER
 
     return path.is_file() and first_line(path) in (GENERATED_MARKER, ENGINE_MARKER)
 
@@ -227,7 +227,7 @@ def sync(
         UsageError: a page would overwrite a file without the marker; ``out_dir`` is a file or
             cannot be created; a page cannot be written.
     """
-    from recipecli.engines.pages import ENGINE_MARKER
+    from recipecli.docsgen.engine_pages import ENGINE_MARKER
     from recipecli.output import atomic_write_text
     from recipecli.safe_write import check_inputs, generated_page_kind
 

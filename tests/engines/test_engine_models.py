@@ -369,7 +369,7 @@ def test_every_cited_engine_page_anchor_exists():
     # must lead somewhere on the generated page
     import pathlib
 
-    from recipecli.engines.pages import engine_pages
+    from recipecli.docsgen.engine_pages import engine_pages
 
     repo = pathlib.Path(__file__).resolve().parents[2]
     pages = engine_pages()

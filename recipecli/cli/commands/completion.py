@@ -1,5 +1,9 @@
 """`recipecli completion SHELL`: print click's completion script for the shell
-(:mod:`recipecli.cli.completion` holds the callbacks and the script classes)."""
+(:mod:`recipecli.cli.completion` holds the callbacks and the script classes).
+
+The script covers the whole command tree, whose root (the lazy group of :mod:`recipecli.cli.app`)
+is read from click's context, not imported: commands sit below the app that registers them.
+"""
 
 from __future__ import annotations
 
@@ -10,14 +14,14 @@ from recipecli.cli.completion import completion_class
 
 @click.command("completion")
 @click.argument("shell", type=click.Choice(["bash", "zsh", "fish"]))
-def command(shell: str) -> int:
+@click.pass_context
+def command(ctx: click.Context, shell: str) -> int:
     """Print the completion script, e.g. `eval "$(recipecli completion bash)"`.
 
     Completes command names, options, recipe names (render, lint), --hardware profiles of the
     recipe given, check --example names, and files for paths.
     """
-    from recipecli.cli.app import cli
-
-    comp = completion_class(shell)(cli, {}, "recipecli", "_RECIPECLI_COMPLETE")
+    root = ctx.find_root().command
+    comp = completion_class(shell)(root, {}, "recipecli", "_RECIPECLI_COMPLETE")
     click.echo(comp.source())
     return 0

@@ -84,7 +84,7 @@ def command(
     if engine_pages:
         if recipes or bundled:
             raise UsageError("--engines writes the engine pages only; give no recipes or --bundled")
-        from recipecli.engines.pages import engine_pages as build_engine_pages
+        from recipecli.docsgen.engine_pages import engine_pages as build_engine_pages
 
         out_dir = out_dir or "docs/engines"
         pages = build_engine_pages()

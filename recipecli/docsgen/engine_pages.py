@@ -1,8 +1,11 @@
 """docs/engines/<engine>.md: each engine model written out as a page, the citation target of
 every finding, lint message and generated page (``recipecli docs --engines -o docs/engines``).
 
-The pages are generated from the models (:mod:`recipecli.engines`) and their data, so what the
-docs say is what ``check`` does; ``--check`` in CI keeps them fresh.
+The pages are generated from the models (:mod:`recipecli.engines`), their data and the check
+rules (:mod:`recipecli.check`), so what the docs say is what ``check`` does; ``--check`` in CI
+keeps them fresh. Documentation, so it sits in :mod:`recipecli.docsgen` (above ``engines`` and
+``check``, both of which it reads); not re-exported by the package ``__init__``, because it pulls
+in the engine models (numpy): ``docs`` imports it only under ``--engines``.
 """
 
 from __future__ import annotations
