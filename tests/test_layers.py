@@ -302,3 +302,99 @@ def test_no_package_cycles():
     # e.g. check <-> engines was one while the engine pages (which read the check rules) sat in
     # engines/; they are documentation, now recipecli/docsgen/engine_pages.py
     assert cycles(package_graph(module_graph())) == []
+
+
+# ------------------------------------------------------------------------------------------
+# Size limits (issue #23): scripts/sizes.py on a planted tree
+# ------------------------------------------------------------------------------------------
+
+SIZES = PKG.parent / "scripts" / "sizes.py"
+
+
+def _sizes_module():
+    import importlib.util
+    import sys
+
+    spec = importlib.util.spec_from_file_location("recipecli_scripts_sizes", SIZES)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+def _function_text(name: str, lines: int, indent: str = "") -> str:
+    """A function of exactly ``lines`` lines, def line to last line."""
+    body = [f"{indent}    x = {i}" for i in range(lines - 2)]
+    return "\n".join([f"{indent}def {name}():", *body, f"{indent}    return x"]) + "\n"
+
+
+def _plant(root: Path, files: dict[str, str]) -> Path:
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    return root
+
+
+def _sizes(root: Path) -> tuple[int, str]:
+    import subprocess
+    import sys
+
+    proc = subprocess.run(
+        [sys.executable, str(SIZES), str(root)], capture_output=True, text=True, check=False
+    )
+    assert proc.stderr == ""
+    return proc.returncode, proc.stdout
+
+
+def test_sizes_measures_def_line_to_last_line(tmp_path):
+    sizes = _sizes_module()
+    text = "@decorator\n" + _function_text("f", 5) + "\nclass C:\n" + _function_text("m", 3, "    ")
+    _plant(tmp_path, {"a.py": text})
+    modules, functions = sizes.measure([tmp_path])
+    # a.py: decorator (1) + f (5) + blank (1) + class line (1) + m (3) = 11 lines
+    assert [m.lines for m in modules] == [11]
+    # f's def is on line 2 (the decorator is not counted); m's on line 9
+    assert [(f.name, f.line, f.lines) for f in functions] == [("f", 2, 5), ("C.m", 9, 3)]
+
+
+def test_sizes_passes_a_tree_inside_the_limits(tmp_path):
+    # a 600-line module, an 80-line function and 11 more of 61 lines (12 over 60): every limit
+    # reached, none broken
+    files = {f"ok{i}.py": _function_text("f", 61) for i in range(11)}
+    files["big.py"] = "\n" * 599 + "x = 1\n"
+    files["pkg/long.py"] = _function_text("g", 80)
+    code, out = _sizes(_plant(tmp_path, files))
+    assert code == 0, out
+    assert out.splitlines()[-1] == "ok"
+    assert "functions over 80 lines: 0" in out
+    assert "functions over 60 lines: 12" in out
+    assert f"     80  {tmp_path / 'pkg' / 'long.py'}:1 g" in out.splitlines()
+
+
+def test_sizes_fails_a_module_over_600_lines(tmp_path):
+    code, out = _sizes(_plant(tmp_path, {"big.py": "x = 1\n" * 601}))
+    assert code == 1
+    assert "modules over 600 lines: 1" in out
+    assert f"    601  {tmp_path / 'big.py'}" in out.splitlines()
+
+
+def test_sizes_fails_a_function_over_80_lines(tmp_path):
+    code, out = _sizes(_plant(tmp_path, {"m.py": "class C:\n" + _function_text("run", 81, "    ")}))
+    assert code == 1
+    assert "functions over 80 lines: 1" in out
+    assert f"     81  {tmp_path / 'm.py'}:2 C.run" in out.splitlines()
+    assert out.splitlines()[-1] == "over the limits: 1 function(s) over 80 lines"
+
+
+def test_sizes_fails_more_than_12_functions_over_60_lines(tmp_path):
+    # 13 functions of 61 lines, nested ones counted on their own (outer holds inner: 2 of them)
+    files = {f"m{i}.py": _function_text("f", 61) for i in range(11)}
+    inner = _function_text("inner", 61, "    ")
+    files["nested.py"] = "def outer():\n" + inner + "    return inner\n"
+    code, out = _sizes(_plant(tmp_path, files))
+    assert code == 1
+    assert "functions over 60 lines: 13" in out
+    assert f"     63  {tmp_path / 'nested.py'}:1 outer" in out.splitlines()
+    assert f"     61  {tmp_path / 'nested.py'}:2 outer.inner" in out.splitlines()
+    assert out.splitlines()[-1] == "over the limits: 13 functions over 60 lines (at most 12)"
