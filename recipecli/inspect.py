@@ -11,8 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from recipecli.checkpoint.configcheck import validate_text_geometry
 from recipecli.checkpoint.model import Checkpoint
-from recipecli.configcheck import validate_text_geometry
 from recipecli.draft import canonical_draft, detect_format
 
 

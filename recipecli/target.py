@@ -6,8 +6,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from recipecli.checkpoint.configcheck import validate_text_geometry
 from recipecli.checkpoint.model import Checkpoint
-from recipecli.configcheck import validate_text_geometry
 
 #: Text-model architectures whose token embedding tokenspeed builds REPLICATED (no TP args) since
 #: lightseekorg/tokenspeed PR #837 (MiniMaxM3Model.resolve_embed); every other target shards it

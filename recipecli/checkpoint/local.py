@@ -20,9 +20,9 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from recipecli.checkpoint.configcheck import validate_config_types
 from recipecli.checkpoint.model import Checkpoint, SourceKind, TensorInfo
 from recipecli.checkpoint.safetensors_header import IO_STATS, read_file_columns
-from recipecli.configcheck import validate_config_types
 from recipecli.errors import CheckpointFormatError, MissingDependencyError, SourceError
 from recipecli.hints import install_hint
 from recipecli.safeio import loads_json, open_regular, pread_exact, read_regular, stat_regular
@@ -56,7 +56,7 @@ def read_config(path: Path) -> dict[str, Any]:
 
     Raises:
         CheckpointFormatError: see :func:`read_json_file` and
-            :func:`recipecli.configcheck.validate_config_types`.
+            :func:`recipecli.checkpoint.configcheck.validate_config_types`.
     """
     config = read_json_file(path, what="config.json", max_bytes=MAX_CONFIG_BYTES)
     if not isinstance(config, dict):
@@ -532,7 +532,7 @@ def config_only(path: Path, config: Mapping[str, Any], *, source: str) -> Checkp
     """A checkpoint with a config and no tensor table (a bare ``config.json`` file).
 
     Raises:
-        CheckpointFormatError: see :func:`recipecli.configcheck.validate_config_types`.
+        CheckpointFormatError: see :func:`recipecli.checkpoint.configcheck.validate_config_types`.
     """
     validate_config_types(config, str(path))
     return Checkpoint(source=source, kind="config", config=config, tensors={}, root=str(path))

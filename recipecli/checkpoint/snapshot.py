@@ -21,9 +21,9 @@ import json
 from pathlib import Path
 from typing import Any
 
+from recipecli.checkpoint.configcheck import validate_config_types
 from recipecli.checkpoint.model import Checkpoint, TensorInfo
 from recipecli.checkpoint.safetensors_header import DTYPE_BITS, tensor_nbytes
-from recipecli.configcheck import validate_config_types
 from recipecli.errors import CheckpointFormatError
 
 SNAPSHOT_KEY = "recipecli_snapshot"
@@ -140,8 +140,8 @@ def load_snapshot(data: dict[str, Any], *, path: Path, source: str) -> Checkpoin
 
     Raises:
         CheckpointFormatError: unknown version; a missing or mistyped config (see
-            :func:`recipecli.configcheck.validate_config_types`); ``tensors``/``values`` not
-            objects; a tensor entry whose dtype is not a safetensors dtype, whose shape is not a
+            :func:`recipecli.checkpoint.configcheck.validate_config_types`); ``tensors``/``values``
+            not objects; a tensor entry whose dtype is not a safetensors dtype, whose shape is not a
             list of non-negative integers, or whose bytes disagree with dtype x shape; values that
             are not base64 or whose length disagrees; ``shards`` not a list of strings;
             ``revision``/``source``/``note`` not strings; an unknown ``weight_format``.

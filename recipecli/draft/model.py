@@ -13,8 +13,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from recipecli.checkpoint.configcheck import checked_value, config_file
 from recipecli.checkpoint.model import Checkpoint
-from recipecli.configcheck import checked_value, config_file
 from recipecli.draft.fields import DTYPE_NAMES
 from recipecli.draft.formats import (
     FORMAT_NAMES,

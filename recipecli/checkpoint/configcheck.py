@@ -1,4 +1,10 @@
-"""Validation of the numbers recipecli reads from a ``config.json`` (one clear error naming the file)."""
+"""Validation of the values recipecli reads from a ``config.json`` (one clear error naming the
+file).
+
+Lives in the checkpoint package because the readers (:mod:`~recipecli.checkpoint.local`,
+:mod:`~recipecli.checkpoint.snapshot`) validate every config they load with it; the draft and
+target descriptions use it for the geometry they read.
+"""
 
 from __future__ import annotations
 
@@ -11,7 +17,8 @@ from recipecli.errors import CheckpointFormatError
 if TYPE_CHECKING:
     from recipecli.checkpoint.model import Checkpoint
 
-#: config keys recipecli reads as numbers: positive integers, except ``rms_norm_eps`` (a positive float)
+#: config keys recipecli reads as numbers: positive integers, except ``rms_norm_eps`` (a positive
+#: float)
 FLOAT_KEYS = frozenset({"rms_norm_eps"})
 
 
