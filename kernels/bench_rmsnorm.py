@@ -1,34 +1,35 @@
-"""Benchmark the fused EAGLE3 norms on a CUDA GPU; write JSON, a markdown table and a PNG plot.
+"""Benchmark the fused EAGLE3 norms on a CUDA GPU against a same-bytes copy; exit 1 on a miss.
 
-Run (on a GPU machine)::
+Run (on a GPU machine; the defaults are the published sweep, docs/kernels/README.md)::
 
     python -m recipecli.kernels.bench_rmsnorm --out docs/kernels
 
-Compared in one process, bf16, for N in {1, 64, 512, 4096, 32768} and H in
-{2048, 4096, 5120, 6144, 7168, 8192}:
+Compared in one process, for N in :data:`NS`, H in :data:`HS` (every hidden size of a public
+target with EAGLE3 drafts) and bf16 and fp16:
 
 * dual RMSNorm + concat (EAGLE3 layer 0, vLLM PR #47391), d1 = d2 = H:
   ``fused`` — :func:`recipecli.kernels.rmsnorm.dual_rmsnorm_concat` (the public, guarded entry
   point, output allocated per call); ``f_rms_norm`` — ``torch.nn.functional.rms_norm`` twice then
   ``torch.cat``; ``compile`` — ``torch.compile`` of HF ``LlamaRMSNorm.forward`` twice then
-  ``torch.cat`` (``dynamic=False``, recompiled per shape); ``liger`` — Liger-Kernel's
-  ``LigerRMSNormFunction`` (``casting_mode="llama"``) twice then ``torch.cat``, when
-  ``liger_kernel`` imports; ``copy`` — ``dst.copy_(src)`` of the same bytes (the ceiling);
-* grouped ``fc_norm`` (Eagle 3.1), k in {3, 4, 5} chunks of H: ``fused`` —
+  ``torch.cat`` (one compiled function per (H, dtype), N marked dynamic from N = 64 on: N = 1 is
+  its own specialisation); ``liger`` — Liger-Kernel's ``LigerRMSNormFunction``
+  (``casting_mode="llama"``) twice then ``torch.cat``, when ``liger_kernel`` imports; ``copy`` —
+  ``dst.copy_(src)`` of the same bytes (the ceiling);
+* grouped ``fc_norm`` (Eagle 3.1), k chunks of H (``--ks``): ``fused`` —
   :func:`~recipecli.kernels.rmsnorm.grouped_rmsnorm` with the k weights as a list (no stack);
   ``pairs`` — the dual kernel on chunk pairs plus one lone launch for odd k (tokenspeed's layout,
   lightseekorg/tokenspeed PR #837); ``f_rms_norm``, ``compile``, ``liger`` per chunk then
   ``torch.cat``; ``copy``.
 
-Timing: GPU time per call inside a CUDA graph (``--calls`` calls captured back to back, median
-over replays) for N <= ``--graph-max-n``, and the median of ``triton.testing.do_bench`` (eager
-calls, each after an L2 flush; the flush kernel hides a host cost shorter than itself) for every
-N. The eager-overhead row times, at N = 1,
-the host cost of one call (``--overhead-calls`` calls enqueued back to back, wall time per call)
-for the fused calls, a bare Triton launch of a one-program kernel, ``F.rms_norm`` x2 + cat and a
-copy. The targets (:func:`evaluate_targets`) are evaluated and written with the results.
-Imports torch, triton and matplotlib; the plot is skipped when matplotlib is missing.
-``--merge A.json B.json`` rebuilds the tables and plot from earlier (partial) runs.
+Timing: the median of ``triton.testing.do_bench`` (eager calls, each after an L2 flush: a 256 MB
+write) for every N, and GPU time per call inside a CUDA graph (``--calls`` calls captured back to
+back, median over replays) for N <= ``--graph-max-n``. The eager host-cost row times, at N = 1,
+the wall time per call of ``--overhead-calls`` calls enqueued back to back, for the fused entry
+points, the registered ``torch.ops.recipecli.dual_rmsnorm_concat`` (under inference mode and under
+plain no-grad), a bare Triton launch of a one-program kernel, ``F.rms_norm`` x2 + cat and a copy.
+The targets (:mod:`.bench_report`) are evaluated and written with the results; the exit status is
+1 when any is missed, 2 without CUDA. ``--merge A.json B.json`` rebuilds the outputs from
+earlier (partial) runs. Imports torch, triton and (for the plot) matplotlib.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
+import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -47,20 +49,16 @@ import triton
 import triton.language as tl
 
 from . import rmsnorm_triton as K
+from .bench_report import Results, Row, Timing, evaluate_targets, markdown, plot
 from .rmsnorm import dual_rmsnorm_concat, grouped_rmsnorm
 
-NS = (1, 64, 512, 4096, 32768)
-HS = (2048, 4096, 5120, 6144, 7168, 8192)
-KS = (3, 4, 5)
+NS = (1, 64, 512, 4096, 32768, 65536)
+HS = (2048, 2560, 2880, 3072, 3584, 4096, 5120, 5376, 6144, 7168, 8192, 12288, 16384)
+KS = (2, 3, 4, 5)
+DTYPES: dict[str, torch.dtype] = {"bf16": torch.bfloat16, "fp16": torch.float16}
 EPS = 1e-5
 
-#: The issue's targets: bandwidth share of copy at N >= 4096, graphed small-N slack over copy,
-#: eager overhead at N = 1 over a bare Triton launch, and the absolute limit on the H200.
-BANDWIDTH_MIN = 0.97
-SMALL_N_MAX = 512
-SMALL_N_SLACK = 1.10
-OVERHEAD_SLACK_US = 5.0
-OVERHEAD_LIMIT_US = 18.0
+Norm = Callable[[torch.Tensor, torch.Tensor, float], torch.Tensor]
 
 
 def hf_rmsnorm(x: torch.Tensor, w: torch.Tensor, eps: float) -> torch.Tensor:
@@ -98,7 +96,7 @@ def graph_time_us(fn: Callable[[], object], calls: int, replays: int = 10) -> fl
 
 
 def bench_us(fn: Callable[[], object], warmup: int = 10, rep: int = 50) -> float:
-    """Median eager time per call (µs) from ``triton.testing.do_bench``."""
+    """Median eager time per call (µs) from ``triton.testing.do_bench`` (L2 flushed per call)."""
     return float(triton.testing.do_bench(fn, warmup=warmup, rep=rep, return_mode="median")) * 1e3
 
 
@@ -122,19 +120,21 @@ def host_us(fn: Callable[[], object], calls: int = 2000, rounds: int = 5) -> flo
     return statistics.median(res)
 
 
-def _liger():
+def _liger() -> Norm | None:
     try:
         from liger_kernel.ops.rms_norm import LigerRMSNormFunction
     except Exception:  # optional: not installed, or built for another torch/triton
         return None
 
     def norm(x: torch.Tensor, w: torch.Tensor, eps: float) -> torch.Tensor:
-        return LigerRMSNormFunction.apply(x, w, eps, 0.0, "llama", False)
+        out: torch.Tensor = LigerRMSNormFunction.apply(x, w, eps, 0.0, "llama", False)
+        return out
 
     return norm
 
 
 def _compiled(fn: Callable[[], torch.Tensor]) -> Callable[[], torch.Tensor]:
+    """``torch.compile(fn, dynamic=False)``, warmed up (used by :mod:`.sweep_rmsnorm`)."""
     torch._dynamo.reset()
     cfn = torch.compile(fn, dynamic=False)
     for _ in range(3):
@@ -143,352 +143,170 @@ def _compiled(fn: Callable[[], torch.Tensor]) -> Callable[[], torch.Tensor]:
     return cfn
 
 
-def _measure(methods: dict[str, Callable[[], object]], n: int, args) -> dict[str, dict[str, float]]:
-    out: dict[str, dict[str, float]] = {}
+#: One compiled reference per (kind, k, H, dtype, N == 1): tensors are arguments, N dynamic.
+_COMPILED: dict[tuple[str, int, int, str, bool], Callable[..., torch.Tensor]] = {}
+
+
+def _compiled_ref(key: tuple[str, int, int, str, bool], h: int) -> Callable[..., torch.Tensor]:
+    """The compiled HF reference for ``key``: chunks of width ``h`` of its tensor arguments."""
+    hit = _COMPILED.get(key)
+    if hit is None:
+
+        def ref(xs: list[torch.Tensor], ws: list[torch.Tensor]) -> torch.Tensor:
+            return torch.cat([hf_rmsnorm(x, w, EPS) for x, w in zip(xs, ws, strict=True)], dim=-1)
+
+        hit = _COMPILED[key] = torch.compile(ref, dynamic=None)
+    return hit
+
+
+def _compile_method(kind: str, k: int, h: int, dt: str, xs: list[torch.Tensor],
+                    ws: list[torch.Tensor]) -> Callable[[], torch.Tensor]:  # fmt: skip
+    n = xs[0].shape[0]
+    if n > 1:
+        for x in xs:
+            torch._dynamo.maybe_mark_dynamic(x, 0)
+    cfn = _compiled_ref((kind, k, h, dt, n == 1), h)
+    for _ in range(3):
+        cfn(xs, ws)
+    torch.cuda.synchronize()
+    return lambda: cfn(xs, ws)
+
+
+def _measure(methods: dict[str, Callable[[], object]], n: int,
+             args: argparse.Namespace) -> dict[str, Timing]:  # fmt: skip
+    out: dict[str, Timing] = {}
     for name, fn in methods.items():
         try:
-            row = {"bench_us": bench_us(fn)}
+            row: Timing = {"bench_us": bench_us(fn)}
             if n <= args.graph_max_n:
-                row["graph_us"] = graph_time_us(fn, calls=args.calls if n <= 4096 else 4)
+                row["graph_us"] = graph_time_us(fn, calls=args.calls)
         except Exception as exc:  # a baseline that fails here is reported, not fatal
             row = {"error": f"{type(exc).__name__}: {exc}"[:200]}
         out[name] = row
     return out
 
 
-def dual_case(n: int, h: int, args, liger) -> dict:
-    """Benchmark one (N, H) dual case; returns the row written to JSON."""
-    dt = torch.bfloat16
-    a, b = torch.randn(n, h, device="cuda", dtype=dt), torch.randn(n, h, device="cuda", dtype=dt)
-    w1 = (1 + 0.1 * torch.randn(h, device="cuda")).to(dt)
-    w2 = (1 + 0.1 * torch.randn(h, device="cuda")).to(dt)
-    src = torch.randn(n, 2 * h, device="cuda", dtype=dt)
+def _weights(h: int, count: int, dt: torch.dtype) -> list[torch.Tensor]:
+    return [(1 + 0.1 * torch.randn(h, device="cuda")).to(dt) for _ in range(count)]
+
+
+def dual_case(n: int, h: int, dt: str, args: argparse.Namespace, liger: Norm | None) -> Row:
+    """Benchmark one (N, H, dtype) dual case; returns the row written to JSON."""
+    dtype = DTYPES[dt]
+    a, b = (
+        torch.randn(n, h, device="cuda", dtype=dtype),
+        torch.randn(n, h, device="cuda", dtype=dtype),
+    )
+    w1, w2 = _weights(h, 2, dtype)
+    src = torch.randn(n, 2 * h, device="cuda", dtype=dtype)
     dst = torch.empty_like(src)
-
-    def fused():
-        return dual_rmsnorm_concat(a, b, w1, w2, EPS, EPS)
-
-    def hf():
-        return torch.cat([hf_rmsnorm(a, w1, EPS), hf_rmsnorm(b, w2, EPS)], dim=-1)
-
-    def frms():
-        return torch.cat([F.rms_norm(a, (h,), w1, EPS), F.rms_norm(b, (h,), w2, EPS)], dim=-1)
-
-    methods = {"fused": fused, "f_rms_norm": frms}
+    methods: dict[str, Callable[[], object]] = {
+        "fused": lambda: dual_rmsnorm_concat(a, b, w1, w2, EPS, EPS),
+        "f_rms_norm": lambda: torch.cat(
+            [F.rms_norm(a, (h,), w1, EPS), F.rms_norm(b, (h,), w2, EPS)], dim=-1
+        ),
+    }
     if not args.no_compile:
-        methods["compile"] = _compiled(hf)
+        methods["compile"] = _compile_method("dual", 2, h, dt, [a, b], [w1, w2])
     if liger is not None:
         methods["liger"] = lambda: torch.cat([liger(a, w1, EPS), liger(b, w2, EPS)], dim=-1)
     methods["copy"] = lambda: dst.copy_(src)
     with torch.inference_mode():
         t = _measure(methods, n, args)
-        ref = hf()
-        got = fused()
-    cfg = K.dual_plan(n, h, h, (h, h, 2 * h, 2 * h), h, 2, 0) if n else None
-    bytes_moved = 2 * n * 2 * h * a.element_size() + 2 * h * w1.element_size()
-    return {"kind": "dual", "n": n, "h": h, "k": 2, "bytes": bytes_moved, "times": t,
-            "max_abs_err_vs_hf": float((got.float() - ref.float()).abs().max()) if n else 0.0,
-            "config": _cfg(cfg)}  # fmt: skip
+        ref = torch.cat([hf_rmsnorm(a, w1, EPS), hf_rmsnorm(b, w2, EPS)], dim=-1)
+        got = dual_rmsnorm_concat(a, b, w1, w2, EPS, EPS)
+    plan = K.dual_plan(n, h, h, (h, h, 2 * h, 2 * h), h, a.element_size(), 0)
+    return {"kind": "dual", "n": n, "h": h, "k": 2, "dtype": dt,
+            "bytes": 2 * n * 2 * h * a.element_size() + 2 * h * w1.element_size(), "times": t,
+            "max_abs_err_vs_hf": float((got.float() - ref.float()).abs().max()),
+            "config": _cfg(plan)}  # fmt: skip
 
 
-def _cfg(plan) -> dict:
-    if plan is None:
-        return {}
+def _cfg(plan: K.Launch) -> dict[str, int | bool | str]:
     c = plan.consts
     return {"rows": c["ROWS"], "warps": plan.num_warps, "chunk": c["CHUNK"],
-            "persistent": c["PERSISTENT"], "grid": plan.grid0}  # fmt: skip
+            "evict": c["X_EVICT"], "store_cs": c["STORE_CS"], "grid": plan.grid0}  # fmt: skip
 
 
-def grouped_case(n: int, h: int, k: int, args, liger) -> dict:
+def _pairs(x: torch.Tensor, wl: list[torch.Tensor], h: int) -> torch.Tensor:
+    """tokenspeed's layout: the dual kernel on chunk pairs, one lone launch for an odd k."""
+    k = len(wl)
+    out = torch.empty_like(x)
+    i = 0
+    while i + 1 < k:
+        dual_rmsnorm_concat(x[:, i * h : (i + 1) * h], x[:, (i + 1) * h : (i + 2) * h], wl[i],
+                            wl[i + 1], EPS, EPS, out=out[:, i * h : (i + 2) * h],
+                            convention="fp32_weight")  # fmt: skip
+        i += 2
+    if i < k:
+        grouped_rmsnorm(x[:, i * h :], wl[i:], EPS, out=out[:, i * h :], convention="fp32_weight")
+    return out
+
+
+def grouped_case(n: int, h: int, k: int, dt: str, args: argparse.Namespace,
+                 liger: Norm | None) -> Row:  # fmt: skip
     """Benchmark one grouped ``fc_norm`` case ([N, k*H], k weights)."""
-    dt = torch.bfloat16
-    x = torch.randn(n, k * h, device="cuda", dtype=dt)
-    wl = [(1 + 0.1 * torch.randn(h, device="cuda")).to(dt) for _ in range(k)]
+    dtype = DTYPES[dt]
+    x = torch.randn(n, k * h, device="cuda", dtype=dtype)
+    wl = _weights(h, k, dtype)
     dst = torch.empty_like(x)
-
-    def fused():
-        return grouped_rmsnorm(x, wl, EPS)
-
-    def pairs():
-        out = torch.empty_like(x)
-        i = 0
-        while i + 1 < k:
-            dual_rmsnorm_concat(x[:, i * h : (i + 1) * h], x[:, (i + 1) * h : (i + 2) * h], wl[i],
-                                wl[i + 1], EPS, EPS, out=out[:, i * h : (i + 2) * h],
-                                convention="fp32_weight")  # fmt: skip
-            i += 2
-        if i < k:
-            grouped_rmsnorm(
-                x[:, i * h :], wl[i:], EPS, out=out[:, i * h :], convention="fp32_weight"
-            )
-        return out
-
-    def chunks():
-        return [x[:, i * h : (i + 1) * h] for i in range(k)]
-
-    def hf():
-        return torch.cat([hf_rmsnorm(c, w, EPS) for c, w in zip(chunks(), wl, strict=True)], dim=-1)
-
-    def frms():
-        return torch.cat(
-            [F.rms_norm(c, (h,), w, EPS) for c, w in zip(chunks(), wl, strict=True)], dim=-1
-        )
-
-    methods = {"fused": fused, "pairs": pairs, "f_rms_norm": frms}
+    chunks = [x[:, i * h : (i + 1) * h] for i in range(k)]
+    methods: dict[str, Callable[[], object]] = {
+        "fused": lambda: grouped_rmsnorm(x, wl, EPS),
+        "pairs": lambda: _pairs(x, wl, h),
+        "f_rms_norm": lambda: torch.cat(
+            [F.rms_norm(c, (h,), w, EPS) for c, w in zip(chunks, wl, strict=True)], dim=-1
+        ),
+    }
     if not args.no_compile:
-        methods["compile"] = _compiled(hf)
+        methods["compile"] = _compile_method("grouped", k, h, dt, chunks, wl)
     if liger is not None:
         methods["liger"] = lambda: torch.cat(
-            [liger(c, w, EPS) for c, w in zip(chunks(), wl, strict=True)], dim=-1
+            [liger(c, w, EPS) for c, w in zip(chunks, wl, strict=True)], dim=-1
         )
     methods["copy"] = lambda: dst.copy_(x)
     with torch.inference_mode():
         t = _measure(methods, n, args)
-    cfg = K.grouped_plan(n, k, h, (k * h, k * h), h, False, 2, 0) if n else None
-    bytes_moved = 2 * n * k * h * x.element_size() + k * h * wl[0].element_size()
-    return {"kind": "grouped", "n": n, "h": h, "k": k, "bytes": bytes_moved, "times": t,
-            "config": _cfg(cfg)}  # fmt: skip
+    plan = K.grouped_plan(n, k, h, (k * h, k * h), h, False, x.element_size(), 0)
+    return {"kind": "grouped", "n": n, "h": h, "k": k, "dtype": dt,
+            "bytes": 2 * n * k * h * x.element_size() + k * h * wl[0].element_size(), "times": t,
+            "config": _cfg(plan)}  # fmt: skip
 
 
 @triton.jit
-def _one_program(x_ptr):
+def _one_program(x_ptr):  # type: ignore[no-untyped-def]  # a Triton kernel: no Python types
     tl.store(x_ptr, tl.load(x_ptr) + 1.0)
 
 
-def overhead_row(h: int = 4096, k: int = 3, calls: int = 2000) -> dict:
-    """Host µs per call at N = 1: the fused calls against a bare Triton launch and the unfused ops."""
+def overhead_row(h: int = 4096, k: int = 3, calls: int = 2000) -> Row:
+    """Host µs per call at N = 1: the fused calls and the registered op against a bare launch."""
     dt = torch.bfloat16
     a, b = torch.randn(1, h, device="cuda", dtype=dt), torch.randn(1, h, device="cuda", dtype=dt)
-    w1, w2 = (
-        (1 + 0.1 * torch.randn(h, device="cuda")).to(dt),
-        torch.ones(h, device="cuda", dtype=dt),
-    )
+    w1, w2 = _weights(h, 2, dt)
     x = torch.randn(1, k * h, device="cuda", dtype=dt)
-    wl = [torch.ones(h, device="cuda", dtype=dt) for _ in range(k)]
+    wl = _weights(h, k, dt)
     one = torch.zeros(1, device="cuda")
     src = torch.randn(1, 2 * h, device="cuda", dtype=dt)
     dst = torch.empty_like(src)
-    fns = {
+    op = torch.ops.recipecli.dual_rmsnorm_concat
+    fns: dict[str, Callable[[], object]] = {
         "fused_dual": lambda: dual_rmsnorm_concat(a, b, w1, w2, EPS, EPS),
         "fused_grouped": lambda: grouped_rmsnorm(x, wl, EPS),
         "bare_triton_launch": lambda: _one_program[(1,)](one),
         "f_rms_norm_x2_cat": lambda: torch.cat(
             [F.rms_norm(a, (h,), w1, EPS), F.rms_norm(b, (h,), w2, EPS)], dim=-1
         ),
-        "torch_op_dual": lambda: torch.ops.recipecli.dual_rmsnorm_concat(
-            a, b, w1, w2, EPS, EPS, "hf"
-        ),
+        "torch_op_dual": lambda: op(a, b, w1, w2, EPS, EPS, "hf"),
         "copy": lambda: dst.copy_(src),
     }
     with torch.inference_mode():
         res = {name: host_us(fn, calls) for name, fn in fns.items()}
+    with torch.no_grad():  # what an engine's eager mode outside inference_mode pays
+        res["torch_op_dual_grad_mode"] = host_us(fns["torch_op_dual"], calls)
     return {"kind": "overhead", "n": 1, "h": h, "k": k, "host_us": res}
 
 
-def _t(row: dict, method: str, graphed: bool) -> float | None:
-    m = row["times"].get(method, {})
-    return m.get("graph_us") if graphed else m.get("bench_us")
-
-
-def evaluate_targets(rows: list[dict]) -> list[dict]:
-    """The targets, each with the measured figure, the limit and whether it is met.
-
-    * bandwidth: N >= 4096, fused >= 97 % of the copy of the same bytes (graphed where measured,
-      else do_bench), dual and grouped, every H and k;
-    * faster than ``compile``, ``liger``, ``f_rms_norm``: every row, graphed and do_bench;
-    * small N, graphed: N <= 512, fused time <= 1.10 x the copy's;
-    * eager overhead at N = 1: fused dual <= bare Triton launch + 5 µs, <= 18 µs, and below
-      ``F.rms_norm`` x2 + cat.
-    """
-    res = []
-
-    def add(family, name, value, limit, ok, unit):
-        res.append({"family": family, "target": name, "value": value, "limit": limit,
-                    "unit": unit, "met": bool(ok)})  # fmt: skip
-
-    for r in rows:
-        if r["kind"] == "overhead":
-            t = r["host_us"]
-            f, bare, frms = t["fused_dual"], t["bare_triton_launch"], t["f_rms_norm_x2_cat"]
-            add("eager overhead", "N=1 fused dual <= bare Triton launch + 5 us", round(f, 2),
-                round(bare + OVERHEAD_SLACK_US, 2), f <= bare + OVERHEAD_SLACK_US, "us")  # fmt: skip
-            add("eager overhead", "N=1 fused dual <= 18 us", round(f, 2), OVERHEAD_LIMIT_US,
-                f <= OVERHEAD_LIMIT_US, "us")  # fmt: skip
-            add("eager overhead", "N=1 fused dual < F.rms_norm x2 + cat", round(f, 2),
-                round(frms, 2), f < frms, "us")  # fmt: skip
-            g = t["fused_grouped"]
-            add("eager overhead", f"N=1 fused grouped k={r['k']} <= bare Triton launch + 5 us",
-                round(g, 2), round(bare + OVERHEAD_SLACK_US, 2), g <= bare + OVERHEAD_SLACK_US, "us")  # fmt: skip
-            continue
-        kind, n, h = r["kind"], r["n"], r["h"]
-        tag = f"{kind} N={n} H={h}" + (f" k={r['k']}" if kind == "grouped" else "")
-        for graphed in (True, False):
-            f, c = _t(r, "fused", graphed), _t(r, "copy", graphed)
-            if f is None or c is None:
-                continue
-            mode = "graphed" if graphed else "do_bench"
-            if n >= 4096 and (graphed or "graph_us" not in r["times"]["fused"]):
-                eff = c / f
-                add("bandwidth >= 97% of copy", f"{tag} ({mode})", round(100 * eff, 1),
-                    100 * BANDWIDTH_MIN, eff >= BANDWIDTH_MIN, "%")  # fmt: skip
-            if graphed and n <= SMALL_N_MAX:
-                add("small N graphed <= 1.10 x copy", tag, round(f, 2), round(SMALL_N_SLACK * c, 2),
-                    f <= SMALL_N_SLACK * c, "us")  # fmt: skip
-            for other in ("compile", "liger", "f_rms_norm"):
-                o = _t(r, other, graphed)
-                if o is not None:
-                    add(f"faster than {other} ({mode})", tag, round(f, 2), round(o, 2), f < o, "us")
-    return res
-
-
-def _cell(t: dict) -> str:
-    if "error" in t:
-        return "error"
-    g = f"{t['graph_us']:.2f}" if "graph_us" in t else "—"
-    return f"{g} / {t['bench_us']:.2f}"
-
-
-def markdown(results: dict) -> str:
-    """The results as markdown tables (µs per call; graph replay / do_bench median) and targets."""
-    lines = [
-        "# Fused EAGLE3 norm kernels: H200 benchmark",
-        "",
-        f"Device: {results['device']}; torch {results['torch']}; triton {results['triton']}; "
-        f"liger {results.get('liger') or 'not installed'}; bf16, eps={EPS}.",
-        "Cells: GPU µs per call inside a CUDA graph / `do_bench` median (eager calls, each after "
-        "an L2 flush, which hides a host cost shorter than the flush; the host cost itself is the "
-        "eager-overhead table); graph timing only for N <= 4096. `eff` = copy time / fused time "
-        "(share of the bandwidth of a copy of the same bytes, same run; graphed where measured). "
-        "Generated by `python -m recipecli.kernels.bench_rmsnorm`.",
-        "",
-    ]
-    over = [r for r in results["rows"] if r["kind"] == "overhead"]
-    for r in over:
-        lines += [f"## Eager overhead at N = 1 (host µs per call, H = {r['h']}, grouped k = {r['k']})",
-                  "", "| call | µs |", "|---|---|"]  # fmt: skip
-        lines += [f"| {name} | {us:.2f} |" for name, us in r["host_us"].items()]
-        lines.append("")
-    groups = [("dual", 2, "Dual RMSNorm + concat (EAGLE3 layer 0), d1 = d2 = H")]
-    groups += [("grouped", k, f"Grouped fc_norm, k = {k}") for k in
-               sorted({r["k"] for r in results["rows"] if r["kind"] == "grouped"})]  # fmt: skip
-    for kind, k, title in groups:
-        rows = [r for r in results["rows"] if r["kind"] == kind and r["k"] == k]
-        if not rows:
-            continue
-        methods = list(rows[0]["times"])
-        lines += [f"## {title}", "", "| H | N | " + " | ".join(methods) + " | eff | TB/s fused |",
-                  "|---|---|" + "---|" * (len(methods) + 2)]  # fmt: skip
-        for r in rows:
-            cells = [_cell(r["times"].get(m, {"error": 1})) for m in methods]
-            graphed = "graph_us" in r["times"]["fused"]
-            f, c = _t(r, "fused", graphed), _t(r, "copy", graphed)
-            eff = f"{100 * c / f:.1f}%" if f and c else "—"
-            tbs = f"{r['bytes'] / (f * 1e-6) / 1e12:.2f}" if f else "—"
-            lines.append(f"| {r['h']} | {r['n']} | " + " | ".join(cells) + f" | {eff} | {tbs} |")
-        lines.append("")
-    targets = results["targets"]
-    fams = list(dict.fromkeys(t["family"] for t in targets))
-    lines += [
-        "## Targets",
-        "",
-        "| target | met | worst case (measured vs limit) |",
-        "|---|---|---|",
-    ]
-    for fam in fams:
-        ts = [t for t in targets if t["family"] == fam]
-        met = sum(t["met"] for t in ts)
-        pct = fam.startswith("bandwidth")
-        worst = (
-            min(ts, key=lambda t: t["value"] - t["limit"])
-            if pct
-            else max(ts, key=lambda t: t["value"] / t["limit"] if t["limit"] else 0)
-        )
-        lines.append(f"| {fam} | {met}/{len(ts)} {'yes' if met == len(ts) else '**no**'} | "
-                     f"{worst['target']}: {worst['value']} vs {worst['limit']} {worst['unit']} |")  # fmt: skip
-    missed = [t for t in targets if not t["met"]]
-    if missed:
-        lines += ["", f"### Missed ({len(missed)})", "", "| family | case | measured | limit |",
-                  "|---|---|---|---|"]  # fmt: skip
-        lines += [f"| {t['family']} | {t['target']} | {t['value']} {t['unit']} | "
-                  f"{t['limit']} {t['unit']} |" for t in missed]  # fmt: skip
-    if results.get("notes"):
-        lines += ["", "## Notes", ""] + [f"* {n}" for n in results["notes"]]
-    return "\n".join(lines) + "\n"
-
-
-def plot(results: dict, path: Path) -> bool:
-    """Efficiency vs N per kind (one line per H) and two time panels; False without matplotlib."""
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        return False
-    rows = [r for r in results["rows"] if r["kind"] != "overhead"]
-    kinds = [("dual", 2)] + sorted({("grouped", r["k"]) for r in rows if r["kind"] == "grouped"})
-    time_panels = [
-        h for h in (4096, 8192) if any(r["h"] == h and r["kind"] == "dual" for r in rows)
-    ]
-    panels = len(kinds) + len(time_panels)
-    cols = 3
-    nrows = (panels + cols - 1) // cols
-    fig, axes = plt.subplots(nrows, cols, figsize=(16, 4.6 * nrows), squeeze=False)
-    flat = list(axes.flat)
-    for ax, (kind, k) in zip(flat, kinds, strict=False):
-        for h in sorted({r["h"] for r in rows}):
-            sel = sorted((r for r in rows if r["kind"] == kind and r["k"] == k and r["h"] == h),
-                         key=lambda r: r["n"])  # fmt: skip
-            xs, ys = [], []
-            for r in sel:
-                graphed = "graph_us" in r["times"]["fused"]
-                f, c = _t(r, "fused", graphed), _t(r, "copy", graphed)
-                if f and c:
-                    xs.append(r["n"])
-                    ys.append(100 * c / f)
-            if xs:
-                ax.plot(xs, ys, "-o", label=f"H={h}", markersize=3)
-        ax.axhline(
-            100 * BANDWIDTH_MIN,
-            color="k",
-            linestyle="--",
-            linewidth=1,
-            label="97 % target (N >= 4096)",
-        )
-        ax.set_xscale("log", base=2)
-        ax.set_ylim(50, 110)
-        ax.set_xlabel("N (tokens)")
-        ax.set_ylabel("copy time / fused time (%)")
-        ax.set_title("dual norm+concat" if kind == "dual" else f"grouped fc_norm k={k}")
-        ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=7)
-    for ax, h in zip(flat[len(kinds) :], time_panels, strict=False):
-        sel = sorted((r for r in rows if r["kind"] == "dual" and r["h"] == h), key=lambda r: r["n"])
-        for m in sel[0]["times"]:
-            xs, ys = [], []
-            for r in sel:
-                t = r["times"].get(m, {})
-                if "bench_us" in t:
-                    xs.append(r["n"])
-                    ys.append(t.get("graph_us", t["bench_us"]))
-            style = {"fused": "-o", "copy": "--k"}.get(m, "-.")
-            ax.plot(xs, ys, style, label=m, linewidth=2 if m == "fused" else 1, markersize=3)
-        ax.set_xscale("log", base=2)
-        ax.set_yscale("log")
-        ax.set_xlabel("N (tokens)")
-        ax.set_ylabel("µs per call")
-        ax.set_title(f"dual, H={h}: time per call")
-        ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=7)
-    for ax in flat[panels:]:
-        ax.axis("off")
-    fig.suptitle(f"{results['device']}, bf16: CUDA-graph time for N<=4096, do_bench median above")
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    return True
-
-
-def _write(results: dict, out: Path) -> str:
+def _write(results: Results, out: Path) -> str:
     results["targets"] = evaluate_targets(results["rows"])
     (out / "rmsnorm_bench.json").write_text(json.dumps(results, indent=1))
     md = markdown(results)
@@ -497,64 +315,99 @@ def _write(results: dict, out: Path) -> str:
     return md
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Run the benchmark and write ``rmsnorm_bench.{json,md,png}`` into ``--out``."""
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def _ints(text: str) -> list[int]:
+    return [int(v) for v in text.split(",") if v]
+
+
+def _parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
     ap.add_argument("--out", default="docs/kernels", help="output folder")
     ap.add_argument("--ns", default=",".join(map(str, NS)))
     ap.add_argument("--hs", default=",".join(map(str, HS)))
-    ap.add_argument("--ks", default=",".join(map(str, KS)), help="grouped chunk counts ('' = none)")
+    ap.add_argument("--ks", default="", help="grouped chunk counts, e.g. 2,3,4,5 ('' = none)")
+    ap.add_argument("--grouped-ns", default="", help="N values of the grouped cases (default --ns)")
+    ap.add_argument("--grouped-hs", default="", help="H values of the grouped cases (default --hs)")
+    ap.add_argument("--dtypes", default="bf16,fp16", help="of bf16, fp16")
+    ap.add_argument("--grouped-dtypes", default="bf16", help="dtypes of the grouped cases")
     ap.add_argument("--no-dual", action="store_true")
-    ap.add_argument("--graph-max-n", type=int, default=4096)
+    ap.add_argument("--graph-max-n", type=int, default=512)
     ap.add_argument("--calls", type=int, default=20, help="calls captured per graph")
     ap.add_argument("--overhead-calls", type=int, default=2000)
     ap.add_argument("--no-compile", action="store_true")
     ap.add_argument("--merge", nargs="+", default=None, help="rebuild outputs from these JSONs")
     ap.add_argument("--note", action="append", default=[], help="a note for the markdown")
-    args = ap.parse_args(argv)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    if args.merge:
-        parts = [json.loads(Path(p).read_text()) for p in args.merge]
-        results = {**parts[0], "rows": [r for p in parts for r in p["rows"]]}
-        results["notes"] = [*parts[0].get("notes", []), *args.note]
-        print(_write(results, out))
-        return 0
-    if not torch.cuda.is_available():
-        print("bench_rmsnorm: needs a CUDA GPU", file=sys.stderr)
-        return 2
-    liger = _liger()
-    try:
-        import liger_kernel
+    return ap
 
-        liger_version = getattr(liger_kernel, "__version__", "installed")
-    except Exception:
-        liger_version = None
-    ns = [int(v) for v in args.ns.split(",")]
-    hs = [int(v) for v in args.hs.split(",")]
-    ks = [int(v) for v in args.ks.split(",") if v]
-    results = {"device": torch.cuda.get_device_name(), "torch": torch.__version__,
-               "triton": triton.__version__, "liger": liger_version if liger else None,
-               "rows": [], "notes": args.note}  # fmt: skip
+
+def _environment(argv: list[str] | None) -> Results:
+    def sh(cmd: list[str]) -> str:
+        try:
+            return subprocess.run(cmd, capture_output=True, text=True, timeout=20).stdout.strip()
+        except (OSError, subprocess.SubprocessError):
+            return "?"
+
+    driver = sh(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"])
+    liger = _liger()
+    return {"device": torch.cuda.get_device_name(), "driver": driver.splitlines()[0] if driver
+            else "?", "cuda": str(torch.version.cuda), "torch": torch.__version__,
+            "triton": triton.__version__, "liger": "installed" if liger else None,
+            "command": " ".join(["python -m recipecli.kernels.bench_rmsnorm", *(argv or sys.argv[1:])]),
+            "commit": sh(["git", "rev-parse", "--short", "HEAD"]), "rows": [], "notes": []}  # fmt: skip
+
+
+def _cases(args: argparse.Namespace) -> list[tuple[str, int, int, int, str]]:
+    ns, hs = _ints(args.ns), _ints(args.hs)
+    gns, ghs = _ints(args.grouped_ns) or ns, _ints(args.grouped_hs) or hs
+    cases = [] if args.no_dual else [("dual", n, h, 2, dt) for dt in args.dtypes.split(",")
+                                     for h in hs for n in ns]  # fmt: skip
+    cases += [("grouped", n, h, k, dt) for dt in args.grouped_dtypes.split(",")
+              for k in _ints(args.ks) for h in ghs for n in gns]  # fmt: skip
+    return cases
+
+
+def run(args: argparse.Namespace, results: Results, out: Path) -> None:
+    """Measure the host-cost row and every case into ``results['rows']`` (a partial JSON kept)."""
+    liger = _liger()
     partial = out / "rmsnorm_bench.partial.json"  # rows so far, in case the run is cut short
     t0 = time.time()
     results["rows"].append(overhead_row(calls=args.overhead_calls))
     print(f"overhead: {results['rows'][-1]['host_us']}", file=sys.stderr, flush=True)
-    cases = [] if args.no_dual else [("dual", n, h, 2) for h in hs for n in ns]
-    cases += [("grouped", n, h, k) for k in ks for h in hs for n in ns]
-    for kind, n, h, k in cases:
-        r = dual_case(n, h, args, liger) if kind == "dual" else grouped_case(n, h, k, args, liger)
+    for kind, n, h, k, dt in _cases(args):
+        if kind == "dual":
+            r = dual_case(n, h, dt, args, liger)
+        else:
+            r = grouped_case(n, h, k, dt, args, liger)
         results["rows"].append(r)
         partial.write_text(json.dumps(results, indent=1))
         cells = ", ".join(f"{m}={v.get('graph_us', v.get('bench_us', float('nan'))):.2f}"
                           for m, v in r["times"].items())  # fmt: skip
-        print(f"{kind} k={k} H={h} N={n}: {cells}  [{time.time() - t0:.0f}s]", file=sys.stderr,
-              flush=True)  # fmt: skip
+        print(f"{kind} {dt} k={k} H={h} N={n}: {cells}  [{time.time() - t0:.0f}s]",
+              file=sys.stderr, flush=True)  # fmt: skip
         torch.cuda.empty_cache()
-    md = _write(results, out)
     partial.unlink(missing_ok=True)
-    print(md)
-    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the benchmark, write ``rmsnorm_bench.{json,md,png}`` into ``--out``; 1 on a miss."""
+    args = _parser().parse_args(argv)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    if args.merge:
+        parts: list[Results] = [json.loads(Path(p).read_text()) for p in args.merge]
+        results: Results = {**parts[0], "rows": [r for p in parts for r in p["rows"]]}
+        results["notes"] = [*parts[0].get("notes", []), *args.note]
+    else:
+        if not torch.cuda.is_available():
+            print("bench_rmsnorm: needs a CUDA GPU", file=sys.stderr)
+            return 2
+        results = _environment(argv)
+        results["notes"] = list(args.note)
+        run(args, results, out)
+    print(_write(results, out))
+    missed = [t for t in results.get("targets", []) if not t["met"]]
+    print(f"bench_rmsnorm: {len(missed)} of {len(results.get('targets', []))} targets missed",
+          file=sys.stderr)  # fmt: skip
+    return 1 if missed else 0
 
 
 if __name__ == "__main__":

@@ -304,11 +304,22 @@ def _grouped_impl(
     return grouped_rmsnorm(x, weights, eps, convention=convention)
 
 
+def _eager_dispatch() -> bool:
+    """True outside tracing: no torch dispatch mode (fake, proxy, functional) and not compiling."""
+    return torch._C._len_torch_dispatch_stack() == 0 and not _compiling()
+
+
 def _traceable_dual(
     a: torch.Tensor, b: torch.Tensor, w1: torch.Tensor, w2: torch.Tensor, eps1: float, eps2: float,
     convention: str,
 ) -> torch.Tensor:  # fmt: skip
-    """Body of the ``triton_op``: the kernel through ``wrap_triton`` (Inductor traces it)."""
+    """Body of the ``triton_op``: the kernel through ``wrap_triton`` (Inductor traces it).
+
+    Called eagerly (plain tensors, no dispatch mode, not compiling) it is the cached entry point
+    :func:`dual_rmsnorm_concat` instead: one dict lookup and the direct launch.
+    """
+    if type(a) is torch.Tensor and _eager_dispatch():
+        return dual_rmsnorm_concat(a, b, w1, w2, eps1, eps2, convention=convention)
     from torch.library import wrap_triton
 
     n, d1, d2 = a.shape[0], a.shape[-1], b.shape[-1]
@@ -334,6 +345,9 @@ def _traceable_dual(
 def _traceable_grouped(
     x: torch.Tensor, weights: torch.Tensor, eps: float, convention: str
 ) -> torch.Tensor:
+    """Body of the grouped ``triton_op`` (eagerly: :func:`grouped_rmsnorm`, as for the dual op)."""
+    if type(x) is torch.Tensor and _eager_dispatch():
+        return grouped_rmsnorm(x, weights, eps, convention=convention)
     from torch.library import wrap_triton
 
     k, h = weights.shape

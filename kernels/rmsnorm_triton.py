@@ -88,7 +88,7 @@ def _rstd(ssq, width_f, eps):
 @triton.jit
 def _rms_tile(x_ptr, w_ptr, o_ptr, row0, n_rows, stride_x, stride_o, width, width_f, eps,
               ROWS: tl.constexpr, BLOCK: tl.constexpr, TAIL: tl.constexpr, HF_ORDER: tl.constexpr,
-              RNE_BF16: tl.constexpr, STORE_CS: tl.constexpr):  # fmt: skip
+              RNE_BF16: tl.constexpr, STORE_CS: tl.constexpr, X_EVICT: tl.constexpr):  # fmt: skip
     """Normalise rows ``row0 .. row0+ROWS-1`` (masked by ``n_rows``) of one segment in registers.
 
     ``TAIL == 0``: one tile of BLOCK columns (masked by ``width``). ``TAIL > 0``: a full tile of
@@ -106,7 +106,7 @@ def _rms_tile(x_ptr, w_ptr, o_ptr, row0, n_rows, stride_x, stride_o, width, widt
         cmask = cols < BLOCK
     mask = rmask[:, None] & cmask[None, :]
     x = tl.load(x_ptr + rows64[:, None] * stride_x + cols[None, :], mask=mask, other=0.0,
-                eviction_policy="evict_first").to(tl.float32)  # fmt: skip
+                eviction_policy=X_EVICT).to(tl.float32)  # fmt: skip
     w = tl.load(w_ptr + cols, mask=cmask, other=0.0, eviction_policy="evict_last").to(tl.float32)
     ssq = tl.sum(x * x, axis=1)
     if TAIL > 0:
@@ -114,7 +114,7 @@ def _rms_tile(x_ptr, w_ptr, o_ptr, row0, n_rows, stride_x, stride_o, width, widt
         cmask_t = cols_t < width
         mask_t = rmask[:, None] & cmask_t[None, :]
         xt = tl.load(x_ptr + rows64[:, None] * stride_x + cols_t[None, :], mask=mask_t, other=0.0,
-                     eviction_policy="evict_first").to(tl.float32)  # fmt: skip
+                     eviction_policy=X_EVICT).to(tl.float32)  # fmt: skip
         wt = tl.load(w_ptr + cols_t, mask=cmask_t, other=0.0, eviction_policy="evict_last").to(
             tl.float32
         )
@@ -134,7 +134,7 @@ def _rms_tile(x_ptr, w_ptr, o_ptr, row0, n_rows, stride_x, stride_o, width, widt
 @triton.jit
 def _rms_loop(x_ptr, w_ptr, o_ptr, row0, n_rows, stride_x, stride_o, width, width_f, eps,
               ROWS: tl.constexpr, CHUNK: tl.constexpr, HF_ORDER: tl.constexpr,
-              RNE_BF16: tl.constexpr, STORE_CS: tl.constexpr):  # fmt: skip
+              RNE_BF16: tl.constexpr, STORE_CS: tl.constexpr, X_EVICT: tl.constexpr):  # fmt: skip
     """The same rows as :func:`_rms_tile`, as a looped two-pass reduction over CHUNK columns.
 
     Pass 1 accumulates ``x^2`` lane-wise over the chunks (loads hinted ``evict_last`` so pass 2
@@ -160,7 +160,7 @@ def _rms_loop(x_ptr, w_ptr, o_ptr, row0, n_rows, stride_x, stride_o, width, widt
         cols = c0 + tl.arange(0, CHUNK)
         cmask = cols < width
         mask = rmask[:, None] & cmask[None, :]
-        x = tl.load(x_rows + cols[None, :], mask=mask, other=0.0, eviction_policy="evict_first")
+        x = tl.load(x_rows + cols[None, :], mask=mask, other=0.0, eviction_policy=X_EVICT)
         w = tl.load(w_ptr + cols, mask=cmask, other=0.0, eviction_policy="evict_last")
         y = _normed(x.to(tl.float32), rstd, w.to(tl.float32), in_dt, out_dt, HF_ORDER, RNE_BF16)
         tl.store(o_rows + cols[None, :], y, mask=mask, cache_modifier=".cs" if STORE_CS else "")
@@ -169,13 +169,13 @@ def _rms_loop(x_ptr, w_ptr, o_ptr, row0, n_rows, stride_x, stride_o, width, widt
 @triton.jit
 def _rms_rows(x_ptr, w_ptr, o_ptr, row0, n_rows, stride_x, stride_o, width, width_f, eps,
               ROWS: tl.constexpr, BLOCK: tl.constexpr, TAIL: tl.constexpr, CHUNK: tl.constexpr,
-              HF_ORDER: tl.constexpr, RNE_BF16: tl.constexpr, STORE_CS: tl.constexpr):  # fmt: skip
+              HF_ORDER: tl.constexpr, RNE_BF16: tl.constexpr, STORE_CS: tl.constexpr, X_EVICT: tl.constexpr):  # fmt: skip
     if CHUNK > 0:
         _rms_loop(x_ptr, w_ptr, o_ptr, row0, n_rows, stride_x, stride_o, width, width_f, eps,
-                  ROWS, CHUNK, HF_ORDER, RNE_BF16, STORE_CS)  # fmt: skip
+                  ROWS, CHUNK, HF_ORDER, RNE_BF16, STORE_CS, X_EVICT)  # fmt: skip
     else:
         _rms_tile(x_ptr, w_ptr, o_ptr, row0, n_rows, stride_x, stride_o, width, width_f, eps,
-                  ROWS, BLOCK, TAIL, HF_ORDER, RNE_BF16, STORE_CS)  # fmt: skip
+                  ROWS, BLOCK, TAIL, HF_ORDER, RNE_BF16, STORE_CS, X_EVICT)  # fmt: skip
 
 
 @triton.jit
@@ -183,7 +183,7 @@ def _dual_tile(t, a_ptr, b_ptr, w1_ptr, w2_ptr, o1_ptr, o2_ptr, n_rows, stride_a
                stride_o1, stride_o2, d1, d2, d1_f, d2_f, eps1, eps2, ROWS: tl.constexpr,
                BLOCK1: tl.constexpr, TAIL1: tl.constexpr, BLOCK2: tl.constexpr,
                TAIL2: tl.constexpr, CHUNK: tl.constexpr, HF_ORDER: tl.constexpr,
-               RNE_BF16: tl.constexpr, SEG_MAJOR: tl.constexpr, STORE_CS: tl.constexpr):  # fmt: skip
+               RNE_BF16: tl.constexpr, SEG_MAJOR: tl.constexpr, STORE_CS: tl.constexpr, X_EVICT: tl.constexpr):  # fmt: skip
     if SEG_MAJOR:
         seg = t % 2
         row0 = (t // 2) * ROWS
@@ -193,10 +193,10 @@ def _dual_tile(t, a_ptr, b_ptr, w1_ptr, w2_ptr, o1_ptr, o2_ptr, n_rows, stride_a
         row0 = (t % n_blocks) * ROWS
     if seg == 0:
         _rms_rows(a_ptr, w1_ptr, o1_ptr, row0, n_rows, stride_a, stride_o1, d1, d1_f, eps1,
-                  ROWS, BLOCK1, TAIL1, CHUNK, HF_ORDER, RNE_BF16, STORE_CS)  # fmt: skip
+                  ROWS, BLOCK1, TAIL1, CHUNK, HF_ORDER, RNE_BF16, STORE_CS, X_EVICT)  # fmt: skip
     else:
         _rms_rows(b_ptr, w2_ptr, o2_ptr, row0, n_rows, stride_b, stride_o2, d2, d2_f, eps2,
-                  ROWS, BLOCK2, TAIL2, CHUNK, HF_ORDER, RNE_BF16, STORE_CS)  # fmt: skip
+                  ROWS, BLOCK2, TAIL2, CHUNK, HF_ORDER, RNE_BF16, STORE_CS, X_EVICT)  # fmt: skip
 
 
 @triton.jit
@@ -205,7 +205,7 @@ def _dual_rmsnorm_kernel(
     stride_a, stride_b, stride_o1, stride_o2, d1, d2, d1_f, d2_f, eps1, eps2,
     ROWS: tl.constexpr, BLOCK1: tl.constexpr, TAIL1: tl.constexpr, BLOCK2: tl.constexpr,
     TAIL2: tl.constexpr, CHUNK: tl.constexpr, HF_ORDER: tl.constexpr, RNE_BF16: tl.constexpr,
-    SEG_MAJOR: tl.constexpr, STORE_CS: tl.constexpr, PERSISTENT: tl.constexpr,
+    SEG_MAJOR: tl.constexpr, STORE_CS: tl.constexpr, X_EVICT: tl.constexpr, PERSISTENT: tl.constexpr,
     O2_IN_O1: tl.constexpr, PDL: tl.constexpr,
 ):  # fmt: skip
     if PDL:  # programmatic dependent launch: wait for the previous grid, let the next one start
@@ -220,12 +220,12 @@ def _dual_rmsnorm_kernel(
             _dual_tile(t, a_ptr, b_ptr, w1_ptr, w2_ptr, o1_ptr, o2_ptr, n_rows, stride_a,
                        stride_b, stride_o1, stride_o2, d1, d2, d1_f, d2_f, eps1, eps2, ROWS,
                        BLOCK1, TAIL1, BLOCK2, TAIL2, CHUNK, HF_ORDER, RNE_BF16, SEG_MAJOR,
-                       STORE_CS)  # fmt: skip
+                       STORE_CS, X_EVICT)  # fmt: skip
     else:
         _dual_tile(tl.program_id(0), a_ptr, b_ptr, w1_ptr, w2_ptr, o1_ptr, o2_ptr, n_rows,
                    stride_a, stride_b, stride_o1, stride_o2, d1, d2, d1_f, d2_f, eps1, eps2,
                    ROWS, BLOCK1, TAIL1, BLOCK2, TAIL2, CHUNK, HF_ORDER, RNE_BF16, SEG_MAJOR,
-                   STORE_CS)  # fmt: skip
+                   STORE_CS, X_EVICT)  # fmt: skip
 
 
 @triton.jit
@@ -266,7 +266,7 @@ def _grouped_tile(t, x_ptr, o_ptr, w0, w1, w2, w3, w4, w5, w6, w7, n_rows, strid
                   ROWS: tl.constexpr, BLOCK: tl.constexpr, TAIL: tl.constexpr,
                   CHUNK: tl.constexpr, HF_ORDER: tl.constexpr, RNE_BF16: tl.constexpr,
                   SEG_MAJOR: tl.constexpr, N_SEG: tl.constexpr, STACKED: tl.constexpr,
-                  STORE_CS: tl.constexpr):  # fmt: skip
+                  STORE_CS: tl.constexpr, X_EVICT: tl.constexpr):  # fmt: skip
     if SEG_MAJOR:
         c = t % N_SEG  # c * chunk stride < k * H fits in 32 bits; rows use 64-bit offsets
         row0 = (t // N_SEG) * ROWS
@@ -277,7 +277,7 @@ def _grouped_tile(t, x_ptr, o_ptr, w0, w1, w2, w3, w4, w5, w6, w7, n_rows, strid
     w_ptr = _pick(c, w0, w1, w2, w3, w4, w5, w6, w7, stride_w, N_SEG, STACKED)
     _rms_rows(x_ptr + c * chunk_stride_x, w_ptr, o_ptr + c * chunk_stride_o, row0, n_rows,
               stride_x, stride_o, width, width_f, eps, ROWS, BLOCK, TAIL, CHUNK, HF_ORDER,
-              RNE_BF16, STORE_CS)  # fmt: skip
+              RNE_BF16, STORE_CS, X_EVICT)  # fmt: skip
 
 
 @triton.jit
@@ -286,7 +286,7 @@ def _grouped_rmsnorm_kernel(
     chunk_stride_x, chunk_stride_o, stride_w, width, width_f, eps,
     ROWS: tl.constexpr, BLOCK: tl.constexpr, TAIL: tl.constexpr, CHUNK: tl.constexpr,
     HF_ORDER: tl.constexpr, RNE_BF16: tl.constexpr, SEG_MAJOR: tl.constexpr, N_SEG: tl.constexpr,
-    STACKED: tl.constexpr, STORE_CS: tl.constexpr, PERSISTENT: tl.constexpr, PDL: tl.constexpr,
+    STACKED: tl.constexpr, STORE_CS: tl.constexpr, X_EVICT: tl.constexpr, PERSISTENT: tl.constexpr, PDL: tl.constexpr,
 ):  # fmt: skip
     if PDL:  # see _dual_rmsnorm_kernel
         tl.extra.cuda.gdc_wait()
@@ -296,12 +296,12 @@ def _grouped_rmsnorm_kernel(
             _grouped_tile(t, x_ptr, o_ptr, w0, w1, w2, w3, w4, w5, w6, w7, n_rows, stride_x,
                           stride_o, chunk_stride_x, chunk_stride_o, stride_w, width, width_f, eps,
                           ROWS, BLOCK, TAIL, CHUNK, HF_ORDER, RNE_BF16, SEG_MAJOR, N_SEG, STACKED,
-                          STORE_CS)  # fmt: skip
+                          STORE_CS, X_EVICT)  # fmt: skip
     else:
         _grouped_tile(tl.program_id(0), x_ptr, o_ptr, w0, w1, w2, w3, w4, w5, w6, w7, n_rows,
                       stride_x, stride_o, chunk_stride_x, chunk_stride_o, stride_w, width,
                       width_f, eps, ROWS, BLOCK, TAIL, CHUNK, HF_ORDER, RNE_BF16, SEG_MAJOR,
-                      N_SEG, STACKED, STORE_CS)  # fmt: skip
+                      N_SEG, STACKED, STORE_CS, X_EVICT)  # fmt: skip
 
 
 def tiles(width: int, split: bool | None = None) -> tuple[int, int]:
@@ -628,12 +628,17 @@ def _tuning(n: int, width: int, true_width: int, esize: int, rows_per_program, n
     return rows_per_program or rows, num_warps or warps, chunk or 0, bool(cs)
 
 
+def _evict(evict: str | None, n: int, width: int, esize: int) -> str:
+    """The eviction hint of the rows' loads: ``evict`` when given, else ``"evict_first"``."""
+    return "evict_first" if evict is None else evict
+
+
 def dual_plan(
     n: int, d1: int, d2: int, strides: tuple[int, int, int, int], o2_off: int, esize: int,
     device_index: int, *, convention: str = "hf", rows_per_program: int | None = None,
     num_warps: int | None = None, split: bool | None = False, seg_major: bool = True,
     store_cs: bool | None = None, pdl: bool | None = None, chunk: int | None = None,
-    persistent: int | None = None,
+    persistent: int | None = None, evict: str | None = None,
 ) -> Launch:  # fmt: skip
     """The :class:`Launch` of the dual kernel for N rows of widths d1, d2 (N >= 1).
 
@@ -654,8 +659,8 @@ def dual_plan(
     pdl_on = _pdl_on(pdl, device_index)
     consts = {"ROWS": rows, "BLOCK1": block1, "TAIL1": tail1, "BLOCK2": block2, "TAIL2": tail2,
               "CHUNK": chunk, "HF_ORDER": CONVENTIONS[convention], "RNE_BF16": INTERPRETED,
-              "SEG_MAJOR": seg_major, "STORE_CS": store_cs, "PERSISTENT": bool(persistent),
-              "O2_IN_O1": False, "PDL": pdl_on}  # fmt: skip
+              "SEG_MAJOR": seg_major, "STORE_CS": store_cs, "X_EVICT": _evict(evict, n, width, esize),
+              "PERSISTENT": bool(persistent), "O2_IN_O1": False, "PDL": pdl_on}  # fmt: skip
     static = (n, n_tiles, o2_off, *strides, d1, d2, float(d1), float(d2))
     return Launch(_dual_rmsnorm_kernel, _grid(n_tiles, persistent, device_index), static, consts,
                   warps, pdl_on, device_index)  # fmt: skip
@@ -666,7 +671,7 @@ def grouped_plan(
     device_index: int, *, convention: str = "hf", rows_per_program: int | None = None,
     num_warps: int | None = None, split: bool | None = False, seg_major: bool = True,
     store_cs: bool | None = None, pdl: bool | None = None, chunk: int | None = None,
-    persistent: int | None = None,
+    persistent: int | None = None, evict: str | None = None,
 ) -> Launch:  # fmt: skip
     """The :class:`Launch` of the grouped kernel for N rows of k chunks of width h (N >= 1).
 
@@ -686,7 +691,8 @@ def grouped_plan(
     pdl_on = _pdl_on(pdl, device_index)
     consts = {"ROWS": rows, "BLOCK": block, "TAIL": tail, "CHUNK": chunk,
               "HF_ORDER": CONVENTIONS[convention], "RNE_BF16": INTERPRETED, "SEG_MAJOR": seg_major,
-              "N_SEG": k, "STACKED": stacked, "STORE_CS": store_cs, "PERSISTENT": bool(persistent),
+              "N_SEG": k, "STACKED": stacked, "STORE_CS": store_cs,
+              "X_EVICT": _evict(evict, n, block + tail, esize), "PERSISTENT": bool(persistent),
               "PDL": pdl_on}  # fmt: skip
     static = (n, n_tiles, *strides, h, h, stride_w, h, float(h))
     live = 3 if stacked else 2 + k

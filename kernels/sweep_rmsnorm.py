@@ -97,7 +97,7 @@ def _case_fns(
 
 def run_case(kind: str, n: int, h: int, k: int, args) -> dict:
     """Sweep one case; returns ``{case, key, rows: [{variant, us, rounds, equal}], copy_us, ...}``."""
-    graphed = n <= 4096
+    graphed = n <= args.graph_max_n
     key = "graph_us" if graphed else "bench_us"
 
     def timer(fn):
@@ -106,7 +106,9 @@ def run_case(kind: str, n: int, h: int, k: int, args) -> dict:
     fused, copy, hf = _case_fns(kind, n, h, k)
     ref = fused()
     rows = []
-    if args.small:
+    if args.wide:
+        variants = [v for v in WIDE_VARIANTS if v.get("chunk", 0) <= h]
+    elif args.small:
         variants = list(SMALL_VARIANTS)
     elif args.quick:
         variants = [v for v in QUICK_VARIANTS if v.get("chunk", 0) <= h]
@@ -177,6 +179,24 @@ SMALL_VARIANTS: tuple[dict, ...] = (
     {"split": True}, {"chunk": 2048, "num_warps": 8}, {"store_cs": True},
     {"rows_per_program": 2, "num_warps": 8}, {"rows_per_program": 4, "num_warps": 8},
     {"rows_per_program": 1, "num_warps": 8, "split": True},
+    {"evict": ""}, {"evict": "", "num_warps": 16}, {"evict": "evict_last"},
+    {"evict": "", "split": True}, {"evict": "", "pdl": False},
+)  # fmt: skip
+
+#: ``--wide``: widths that are not a power of two (2560, 2880, 3584, 5376, 12288): split tiles,
+#: narrow loop chunks, rows x warps, the loads' eviction hint.
+WIDE_VARIANTS: tuple[dict, ...] = (
+    {}, {"chunk": 0}, {"chunk": 0, "split": True}, {"chunk": 0, "num_warps": 4},
+    {"chunk": 0, "num_warps": 16}, {"chunk": 0, "rows_per_program": 2, "num_warps": 8},
+    {"chunk": 0, "split": True, "rows_per_program": 2, "num_warps": 8},
+    {"chunk": 0, "split": True, "num_warps": 4}, {"chunk": 0, "evict": ""},
+    {"chunk": 0, "split": True, "evict": ""}, {"chunk": 0, "store_cs": True},
+    {"chunk": 0, "rows_per_program": 4, "num_warps": 16}, {"chunk": 512, "num_warps": 2},
+    {"chunk": 512, "num_warps": 4}, {"chunk": 1024, "num_warps": 4},
+    {"chunk": 1024, "num_warps": 8}, {"chunk": 2048, "num_warps": 4},
+    {"chunk": 2048, "num_warps": 8}, {"chunk": 1024, "num_warps": 4, "rows_per_program": 2},
+    {"chunk": 1024, "num_warps": 4, "evict": ""}, {"chunk": 2048, "num_warps": 8, "evict": ""},
+    {"chunk": 4096, "num_warps": 16},
 )  # fmt: skip
 
 #: ``--quick``: the default launch, the register tile and a few looped configurations.
@@ -199,11 +219,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--quick", action="store_true", help="only QUICK_VARIANTS")
     ap.add_argument("--small", action="store_true", help="only SMALL_VARIANTS")
     ap.add_argument("--cases", default="", help="indices into CASES, comma separated (default all)")
+    ap.add_argument("--spec", default="", help="cases as kind:N:H:k;... (instead of --cases)")
+    ap.add_argument("--wide", action="store_true", help="only WIDE_VARIANTS")
+    ap.add_argument("--graph-max-n", type=int, default=4096, help="graph-time cases up to this N")
     args = ap.parse_args(argv)
     if not torch.cuda.is_available():
         print("sweep_rmsnorm: needs a CUDA GPU", file=sys.stderr)
         return 2
     picks = [CASES[int(i)] for i in args.cases.split(",")] if args.cases else list(CASES)
+    if args.spec:
+        picks = [(c.split(":")[0], *map(int, c.split(":")[1:])) for c in args.spec.split(";")]
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     results = {"device": torch.cuda.get_device_name(), "torch": torch.__version__, "cases": []}
