@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TypedDict
+
 import click
 
 from recipecli.cli.completion import complete_example, complete_hardware, complete_recipe
@@ -87,22 +89,22 @@ RECIPE_SETTINGS: tuple[tuple[str, str], ...] = (
 @click.pass_context
 def command(
     ctx: click.Context,
-    target,
-    draft,
-    example,
-    list_examples,
-    recipe,
-    hardware,
-    engine,
-    tp,
-    draft_tp,
-    max_model_len,
-    kernel,
-    revision,
-    draft_revision,
-    as_json,
-    strict,
-    timeout,
+    target: str | None,
+    draft: str | None,
+    example: str | None,
+    list_examples: bool,
+    recipe: str | None,
+    hardware: str | None,
+    engine: str,
+    tp: tuple[int, ...],
+    draft_tp: int | None,
+    max_model_len: int | None,
+    kernel: str,
+    revision: str | None,
+    draft_revision: str | None,
+    as_json: bool,
+    strict: bool,
+    timeout: float | None,
 ) -> int:
     """Will DRAFT (an EAGLE3 draft) serve with TARGET on vLLM, tokenspeed and SGLang, at each TP size?
 
@@ -120,51 +122,103 @@ def command(
       recipecli check ./Llama-3.1-8B-Instruct ./EAGLE3-LLaMA3.1-Instruct-8B --engine vllm --tp 1,2
       recipecli check nvidia/MiniMax-M3-NVFP4 Inferact/MiniMax-M3-EAGLE3 --json
     """
-    from recipecli.check import ENGINES, format_result, run_check
-    from recipecli.checkpoint import open_checkpoint
-    from recipecli.examples import example_pair, list_example_names
-
     if list_examples:
-        from recipecli.examples import DESCRIPTIONS
-
-        for name in list_example_names():
-            click.echo(f"{name}\t{DESCRIPTIONS.get(name, '')}")
-        return EXIT_OK
+        return _list_examples()
     if recipe is not None:
-        if target or draft or example:
-            raise UsageError("give --recipe NAME_OR_FILE, --example NAME or TARGET DRAFT, not two")
-        for name, flag in RECIPE_SETTINGS:
-            if ctx.get_parameter_source(name) == click.core.ParameterSource.COMMANDLINE:
-                raise UsageError(
-                    f"{flag} comes from the recipe with --recipe (its serve command); drop "
-                    f"{flag}, change the recipe, or check TARGET DRAFT {flag} ..."
-                )
+        _refuse_beside_recipe(ctx, target, draft, example)
         return _check_recipe(
             recipe, hardware, engine, kernel, revision, draft_revision, as_json, strict, timeout
         )
     if hardware is not None:
         raise UsageError("--hardware needs --recipe NAME_OR_FILE")
+    target, draft = _pair(target, draft, example)
+    return _check_pair(
+        (target, revision),
+        (draft, draft_revision),
+        engine,
+        {"tps": tp, "draft_tp": draft_tp, "max_model_len": max_model_len, "kernel": kernel},
+        as_json,
+        strict,
+        timeout,
+    )
+
+
+def _list_examples() -> int:
+    """``check --list-examples``: one ``name<TAB>description`` line per bundled example pair."""
+    from recipecli.examples import DESCRIPTIONS, list_example_names
+
+    for name in list_example_names():
+        click.echo(f"{name}\t{DESCRIPTIONS.get(name, '')}")
+    return EXIT_OK
+
+
+def _refuse_beside_recipe(
+    ctx: click.Context, target: str | None, draft: str | None, example: str | None
+) -> None:
+    """``--recipe`` names the pair and its serve settings: refuse a second pair and the
+    :data:`RECIPE_SETTINGS` options given on the command line.
+
+    Raises:
+        UsageError: TARGET, DRAFT or --example given too, or --tp / --draft-tp /
+            --max-model-len given.
+    """
+    if target or draft or example:
+        raise UsageError("give --recipe NAME_OR_FILE, --example NAME or TARGET DRAFT, not two")
+    for name, flag in RECIPE_SETTINGS:
+        if ctx.get_parameter_source(name) == click.core.ParameterSource.COMMANDLINE:
+            raise UsageError(
+                f"{flag} comes from the recipe with --recipe (its serve command); drop "
+                f"{flag}, change the recipe, or check TARGET DRAFT {flag} ..."
+            )
+
+
+def _pair(target: str | None, draft: str | None, example: str | None) -> tuple[str, str]:
+    """The (target, draft) SOURCEs: the bundled example's, or TARGET DRAFT.
+
+    Raises:
+        UsageError: both or neither given, or an unknown example name.
+    """
+    from recipecli.examples import example_pair
+
     if example:
         if target or draft:
             raise UsageError("give either --example NAME or TARGET DRAFT, not both")
-        target, draft = example_pair(example)
-    elif not (target and draft):
+        return example_pair(example)
+    if not (target and draft):
         raise UsageError(
             "missing TARGET and DRAFT (or --example NAME, or --recipe NAME_OR_FILE); "
             "see recipecli check --help"
         )
+    return target, draft
+
+
+class _RunSettings(TypedDict):
+    """The keyword arguments of :func:`recipecli.check.run_check` the options set."""
+
+    tps: tuple[int, ...]
+    draft_tp: int | None
+    max_model_len: int | None
+    kernel: str
+
+
+def _check_pair(
+    target: tuple[str, str | None],
+    draft: tuple[str, str | None],
+    engine: str,
+    settings: _RunSettings,
+    as_json: bool,
+    strict: bool,
+    timeout: float | None,
+) -> int:
+    """``check TARGET DRAFT``: open both (SOURCE, revision), run the checkpoint rules and the
+    engine models (``engine`` or ``all``), print the result; exit 1 when it fails."""
+    from recipecli.check import format_result, run_check
+    from recipecli.checkpoint import open_checkpoint
+
     engines = ENGINES if engine == "all" else (engine,)
-    target_ck = open_checkpoint(target, revision, timeout=timeout)
-    draft_ck = open_checkpoint(draft, draft_revision, timeout=timeout)
-    res = run_check(
-        target_ck,
-        draft_ck,
-        engines=engines,
-        tps=tp,
-        draft_tp=draft_tp,
-        max_model_len=max_model_len,
-        kernel=kernel,
-    )
+    target_ck = open_checkpoint(target[0], target[1], timeout=timeout)
+    draft_ck = open_checkpoint(draft[0], draft[1], timeout=timeout)
+    res = run_check(target_ck, draft_ck, engines=engines, **settings)
     if as_json:
         print_json(res.to_dict(strict))
     else:
