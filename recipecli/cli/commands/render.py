@@ -3,12 +3,18 @@ YAML recipe (a file or a bundled recipe name; `--list` shows the bundled ones)."
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
 import click
 
 from recipecli.cli.completion import complete_hardware, complete_recipe, complete_source
 from recipecli.cli.terminal import print_json
 from recipecli.errors import UsageError
 from recipecli.recipes.engines import ENGINES, SERVE_CONFIG_FILE_FORMAT
+
+if TYPE_CHECKING:  # the recipe library is imported when the command runs
+    from recipecli.recipes.argv import Rendered
 
 
 @click.command("render")
@@ -69,29 +75,26 @@ from recipecli.recipes.engines import ENGINES, SERVE_CONFIG_FILE_FORMAT
     help="Directory of templates overriding the bundled ones.",
 )
 def command(
-    recipe, engine, hardware, what, fmt, target_config, sets, force, list_, templates
+    recipe: str | None,
+    engine: str | None,
+    hardware: str | None,
+    what: str,
+    fmt: str,
+    target_config: str | None,
+    sets: tuple[str, ...],
+    force: bool,
+    list_: bool,
+    templates: str | None,
 ) -> int:
     """Render commands for ENGINE from RECIPE.
 
     Example: recipecli render minimax-m3-eagle3 --engine vllm --hardware mi355x --what all
     """
-    from recipecli.recipes.loader import bundled_names, load_recipe
-    from recipecli.recipes.render import (
-        check_config_file_format,
-        render_all,
-        shell_text,
-        vllm_config_text,
-    )
+    from recipecli.recipes.loader import load_recipe
+    from recipecli.recipes.render import check_config_file_format, render_all
 
     if list_:
-        for name in bundled_names():
-            r = load_recipe(name)
-            click.echo(
-                f"{name}\t{r.get('title', '')}\t(engines: "
-                + ", ".join(e for e in ENGINES if e not in (r.get("unsupported") or {}))
-                + f"; hardware: {', '.join(r.get('hardware') or {}) or 'none'})"
-            )
-        return 0
+        return _list_bundled()
     if recipe is None:
         raise UsageError("missing RECIPE (a file or a bundled name; see `recipecli render --list`)")
     if engine is None:
@@ -109,6 +112,29 @@ def command(
         target_config=target_config,
         force=force,
     )
+    _warn(rendered)
+    _print(rendered, fmt, loaded.name, templates)
+    return 0
+
+
+def _list_bundled() -> int:
+    """``render --list``: per bundled recipe, ``name<TAB>title<TAB>(engines: …; hardware: …)``
+    (the engines the recipe does not mark unsupported)."""
+    from recipecli.recipes.loader import bundled_names, load_recipe
+
+    for name in bundled_names():
+        r = load_recipe(name)
+        click.echo(
+            f"{name}\t{r.get('title', '')}\t(engines: "
+            + ", ".join(e for e in ENGINES if e not in (r.get("unsupported") or {}))
+            + f"; hardware: {', '.join(r.get('hardware') or {}) or 'none'})"
+        )
+    return 0
+
+
+def _warn(rendered: Sequence[Rendered]) -> None:
+    """Each distinct warning of the rendered commands once on stderr, where it comes from first
+    (``recipecli: warning: FILE:LINE: message``)."""
     shown: set[str] = set()
     for r in rendered:
         for w in r.warnings:
@@ -116,6 +142,13 @@ def command(
                 shown.add(w.message)
                 where = w.source.partition("; ")[0]
                 click.echo(f"recipecli: warning: {where}: {w.message}", err=True)
+
+
+def _print(rendered: Sequence[Rendered], fmt: str, name: str, templates: str | None) -> None:
+    """The rendered commands on stdout in ``fmt``: ``argv-json`` (one ``{env, argv}`` document,
+    or a list of them with ``what`` / ``point`` when there are several), ``vllm-config`` (the
+    serve command as YAML for ``vllm serve --config``) or ``shell``."""
+    from recipecli.recipes.render import shell_text, vllm_config_text
 
     if fmt == "argv-json":
         docs = [
@@ -125,9 +158,7 @@ def command(
             for r in rendered
         ]
         print_json(docs[0] if len(docs) == 1 else docs)
-        return 0
-    if fmt == "vllm-config":
-        click.echo(vllm_config_text(rendered[0], loaded.name, templates=templates), nl=False)
-        return 0
-    click.echo(shell_text(rendered, templates=templates), nl=False)
-    return 0
+    elif fmt == "vllm-config":
+        click.echo(vllm_config_text(rendered[0], name, templates=templates), nl=False)
+    else:
+        click.echo(shell_text(rendered, templates=templates), nl=False)
