@@ -6,6 +6,9 @@ Only parses options and calls :mod:`recipecli.report`; see docs/report.md.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import TypedDict
+
 import click
 
 from recipecli.cli.params import LABELS
@@ -15,21 +18,37 @@ from recipecli.findings import has_errors
 from recipecli.output import atomic_write_bytes, atomic_write_text, json_text
 from recipecli.report import (
     DEFAULT_LABELS,
+    Report,
     load_report,
     plot_png,
     render_markdown,
 )
-from recipecli.safe_write import prepare_file
+from recipecli.safe_write import Input, OutputKind, prepare_file
 
 
-def _globbed(paths) -> list[str]:
+class _Where(TypedDict):
+    """The :func:`recipecli.safe_write.prepare_file` keywords of one output: what messages call
+    it (``-o file``), the option it comes from (``-o path``) and what it holds."""
+
+    what: str
+    noun: str
+    kind: OutputKind
+
+
+Role = tuple[str, str]
+"""(what the file is to report, e.g. ``baseline bench file``; its path)."""
+
+
+def _globbed(paths: Iterable[str]) -> list[str]:
     """``paths`` with quoted globs expanded (what report will read), for the early -o check."""
     import glob
 
     return [q for p in paths for q in ([p] if glob.escape(p) == p else sorted(glob.glob(p)))]
 
 
-def _roles(base, cand, eval_a, eval_b) -> list[tuple[str, str]]:
+def _roles(
+    base: Iterable[str], cand: Iterable[str], eval_a: Iterable[str], eval_b: Iterable[str]
+) -> list[Role]:
     return [
         *(("baseline bench file", p) for p in base),
         *(("candidate bench file", p) for p in cand),
@@ -38,13 +57,17 @@ def _roles(base, cand, eval_a, eval_b) -> list[tuple[str, str]]:
     ]
 
 
-def _outputs(output: str | None, plot: str | None) -> dict[str, dict]:
-    """-o and --plot as {path: safe_write keywords} (what they are called, what they write)."""
+def _outputs(output: str | None, plot: str | None) -> dict[str, _Where]:
+    """-o and --plot as {path: safe_write keywords} (what they are called, what they write).
+
+    Raises:
+        UsageError: both name the same file.
+    """
     import os
 
     from recipecli.safe_write import PLOT, REPORT
 
-    out: dict[str, dict] = {}
+    out: dict[str, _Where] = {}
     if plot:
         out[plot] = {"what": "--plot file", "noun": "--plot path", "kind": PLOT}
     if output:
@@ -56,12 +79,10 @@ def _outputs(output: str | None, plot: str | None) -> dict[str, dict]:
     return out
 
 
-def _input_list(
-    read: list[tuple[str, str]], outputs: dict[str, dict], this: str
-) -> list[tuple[str, str]]:
+def _input_list(read: list[Role], outputs: dict[str, _Where], this: str) -> list[Input]:
     """The files report reads, as (role, path), and the other output of this run, as
     safe_write inputs of the output ``this``."""
-    inputs = [(f"the {role} {p}", p) for role, p in dict.fromkeys(read)]
+    inputs: list[Input] = [(f"the {role} {p}", p) for role, p in dict.fromkeys(read)]
     inputs += [(f"the {w['what']} {p} of this run", p) for p, w in outputs.items() if p != this]
     return inputs
 
@@ -146,19 +167,7 @@ def command(
 
     Example: recipecli report base.json cand.json --gpus 4 --labels 'Baseline,This PR'
     """
-    if files and len(files) != 2:
-        raise UsageError(
-            f"expected BASELINE CANDIDATE (2 files), got {len(files)}",
-            hint="for several runs per side use -a FILE -b FILE (repeat them) or quote a glob: "
-            "-a 'base-*.json' -b 'cand-*.json'",
-        )
-    base = (*files[:1], *baseline)
-    cand = (*files[1:], *candidate)
-    if not base or not cand:
-        raise UsageError(
-            "need a baseline and a candidate bench file",
-            hint="recipecli report BASELINE.json CANDIDATE.json, or -a FILE -b FILE",
-        )
+    base, cand = _sides(files, baseline, candidate)
     given = _roles(*(_globbed(p) for p in (base, cand, eval_a, eval_b)))
     outputs = _outputs(output, plot)
     for path, where in outputs.items():  # refuse a bad -o/--plot before any work
@@ -179,21 +188,47 @@ def command(
         atomic_write_bytes(plot, png, inputs=_input_list(read, outputs, plot), **outputs[plot])
         click.echo(f"recipecli: wrote {plot}", err=True)
     if output:
-        if as_json:
-            text = json_text(report) + "\n"  # strict JSON: non-finite floats are null
-        else:
-            text = render_markdown(report)
-        atomic_write_text(
-            output, text, inputs=_input_list(read, outputs, output), **outputs[output]
-        )
-        # stdout stays empty: say the errors and warnings (also in the file) once, on stderr;
-        # the info notes are only in the file.
-        for finding in report.findings:
-            if finding.severity == "info":
-                continue
-            click.echo(f"recipecli: {finding.severity}: {finding.message}", err=True)
+        _write_table(report, output, as_json, _input_list(read, outputs, output), outputs[output])
     elif as_json:  # the findings are in the document
         print_json(report)
     else:  # the findings are the table's Notes: not repeated on stderr
         click.echo(render_markdown(report), nl=False)
     return EXIT_FINDINGS if has_errors(report.findings) else EXIT_OK
+
+
+def _sides(
+    files: tuple[str, ...], baseline: tuple[str, ...], candidate: tuple[str, ...]
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The baseline and candidate bench files (or globs): BASELINE CANDIDATE, then -a / -b.
+
+    Raises:
+        UsageError: FILES is not two files, or a side has none.
+    """
+    if files and len(files) != 2:
+        raise UsageError(
+            f"expected BASELINE CANDIDATE (2 files), got {len(files)}",
+            hint="for several runs per side use -a FILE -b FILE (repeat them) or quote a glob: "
+            "-a 'base-*.json' -b 'cand-*.json'",
+        )
+    base = (*files[:1], *baseline)
+    cand = (*files[1:], *candidate)
+    if not base or not cand:
+        raise UsageError(
+            "need a baseline and a candidate bench file",
+            hint="recipecli report BASELINE.json CANDIDATE.json, or -a FILE -b FILE",
+        )
+    return base, cand
+
+
+def _write_table(
+    report: Report, output: str, as_json: bool, inputs: list[Input], where: _Where
+) -> None:
+    """-o FILE: the table (markdown, or strict JSON with non-finite floats null) written
+    atomically; stdout stays empty, so the errors and warnings (also in the file) are said once
+    on stderr; the info notes are only in the file."""
+    text = json_text(report) + "\n" if as_json else render_markdown(report)
+    atomic_write_text(output, text, inputs=inputs, **where)
+    for finding in report.findings:
+        if finding.severity == "info":
+            continue
+        click.echo(f"recipecli: {finding.severity}: {finding.message}", err=True)
