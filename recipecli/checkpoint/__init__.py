@@ -18,7 +18,7 @@ _LAZY = {
     "TensorInfo": "recipecli.checkpoint.model",
     "decode_values": "recipecli.checkpoint.model",
     "open_checkpoint": "recipecli.checkpoint.resolve",
-    "IO_STATS": "recipecli.checkpoint.safetensors_header",
+    "IO_STATS": "recipecli.checkpoint.safetensors_format",
     "TextConfig": "recipecli.checkpoint.textconfig",
     "resolve_text_config": "recipecli.checkpoint.textconfig",
 }

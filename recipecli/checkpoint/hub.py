@@ -39,7 +39,8 @@ from recipecli.checkpoint.local import (
     read_json_file,
 )
 from recipecli.checkpoint.model import Checkpoint, TensorInfo
-from recipecli.checkpoint.safetensors_header import IO_STATS, validate_entries
+from recipecli.checkpoint.safetensors_format import IO_STATS
+from recipecli.checkpoint.safetensors_header import validate_entries
 from recipecli.errors import CheckpointFormatError, RecipeCliError, SourceError
 
 #: Attempts per Hub request (the first try and one retry).

@@ -22,7 +22,8 @@ from typing import Any
 
 from recipecli.checkpoint.configcheck import validate_config_types
 from recipecli.checkpoint.model import Checkpoint, SourceKind, TensorInfo
-from recipecli.checkpoint.safetensors_header import IO_STATS, read_file_columns
+from recipecli.checkpoint.safetensors_format import IO_STATS
+from recipecli.checkpoint.safetensors_header import read_file_columns
 from recipecli.errors import CheckpointFormatError, MissingDependencyError, SourceError
 from recipecli.hints import install_hint
 from recipecli.safeio import loads_json, open_regular, pread_exact, read_regular, stat_regular

@@ -1,26 +1,35 @@
 """Read and validate safetensors headers without touching tensor data.
 
 File layout (https://huggingface.co/docs/safetensors): 8-byte little-endian header length N, N
-bytes of UTF-8 JSON ``{name: {"dtype", "shape", "data_offsets": [begin, end]}, "__metadata__": {}}``,
-then the data buffer. Offsets are relative to the data buffer; the buffer must be covered exactly,
-without holes or overlaps (the same rule the safetensors library enforces).
+bytes of UTF-8 JSON ``{name: {"dtype", "shape", "data_offsets": [begin, end]}, "__metadata__":
+{}}``, then the data buffer. Offsets are relative to the data buffer; the buffer must be covered
+exactly, without holes or overlaps (the same rule the safetensors library enforces).
 
 Only ``8 + N`` bytes are read per file (``os.pread``); data is never read or mapped here. Files are
-opened through :mod:`recipecli.safeio` (regular files only, never blocking).
+opened through :mod:`recipecli.safeio` (regular files only, never blocking). Headers in the
+safetensors library's compact layout take the fast path of
+:mod:`~recipecli.checkpoint.compact_header`; the dtype table and the typed header forms live in
+:mod:`~recipecli.checkpoint.safetensors_format`.
 """
 
 from __future__ import annotations
 
 import math
 import os
-import re
-import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from itertools import chain
 from operator import mul, sub
-from typing import Any, NamedTuple
+from typing import Any, TypeGuard
 
+from recipecli.checkpoint.compact_header import compact_columns
+from recipecli.checkpoint.safetensors_format import (
+    DTYPE_BITS,
+    IO_STATS,
+    Columns,
+    RawTensor,
+    tensor_nbytes,
+)
 from recipecli.errors import CheckpointFormatError
 from recipecli.safeio import loads_json, open_regular, pread_exact
 
@@ -32,98 +41,16 @@ MAX_HEADER_BYTES = 100 * 1024 * 1024
 #: tensors, more than twice the tensors of any published checkpoint's largest shard.
 MAX_LOOSE_HEADER_BYTES = 16 * 1024 * 1024
 
-#: Bits per element of every safetensors dtype.
-DTYPE_BITS: Mapping[str, int] = {
-    "BOOL": 8,
-    "U8": 8,
-    "I8": 8,
-    "F8_E5M2": 8,
-    "F8_E4M3": 8,
-    "F8_E8M0": 8,
-    "F4": 4,
-    "F6_E2M3": 6,
-    "F6_E3M2": 6,
-    "I16": 16,
-    "U16": 16,
-    "F16": 16,
-    "BF16": 16,
-    "I32": 32,
-    "U32": 32,
-    "F32": 32,
-    "I64": 64,
-    "U64": 64,
-    "F64": 64,
-    "C64": 64,
-}
-
-
-@dataclass
-class IOStats:
-    """Bytes and calls spent reading checkpoint files (for benchmarks)."""
-
-    bytes_read: int = 0
-    files_opened: int = 0
-
-
-#: Process-wide read counter; benchmarks reset and print it.
-IO_STATS = IOStats()
-
-
-def tensor_nbytes(dtype: str, shape: tuple[int, ...], *, where: str = "") -> int:
-    """Byte size of a tensor of ``dtype`` and ``shape``.
-
-    Raises:
-        CheckpointFormatError: unknown dtype, or a sub-byte dtype whose bits do not fill bytes.
-    """
-    bits = DTYPE_BITS.get(dtype)
-    if bits is None:
-        raise CheckpointFormatError(f"unknown safetensors dtype {dtype!r}", path=where or None)
-    total_bits = math.prod(shape) * bits
-    if total_bits % 8:
-        raise CheckpointFormatError(
-            f"{dtype} tensor of shape {list(shape)} does not fill whole bytes", path=where or None
-        )
-    return total_bits // 8
-
-
-class RawTensor(NamedTuple):
-    """One header entry: dtype, shape and the [begin, end) offsets into the data buffer.
-
-    A NamedTuple rather than a frozen dataclass: DeepSeek-V3 headers hold 92k entries and
-    construction cost dominates.
-    """
-
-    name: str
-    dtype: str
-    shape: tuple[int, ...]
-    begin: int
-    end: int
-
-    @property
-    def nbytes(self) -> int:
-        return self.end - self.begin
-
-
 _INT_TYPES = frozenset({int})
 
 
-def _non_negative_ints(values: Any) -> bool:
+def _non_negative_ints(values: object) -> TypeGuard[list[int]]:
     """True for a list of ints >= 0 (bools excluded); C-level checks, no generator."""
     return (
         isinstance(values, list)
         and set(map(type, values)) <= _INT_TYPES
         and (not values or min(values) >= 0)
     )
-
-
-class Columns(NamedTuple):
-    """A validated header as parallel lists (one entry per tensor, header order)."""
-
-    names: list[str]
-    dtypes: list[str]
-    shapes: list[tuple[int, ...]]
-    begins: list[int]
-    ends: list[int]
 
 
 def _fast_columns(header: dict[str, Any], data_len: int | None) -> Columns | None:
@@ -314,8 +241,7 @@ def validate_entries(
         dtype = entry.get("dtype")
         shape = entry.get("shape")
         offsets = entry.get("data_offsets")
-        bits = DTYPE_BITS.get(dtype) if isinstance(dtype, str) else None
-        if bits is None:
+        if not isinstance(dtype, str) or dtype not in DTYPE_BITS:
             raise CheckpointFormatError(
                 f"tensor {name!r} has unknown dtype {_short(dtype)}", path=where
             )
@@ -356,240 +282,6 @@ def parse_header_bytes(raw: bytes, *, where: str) -> Any:
         error=CheckpointFormatError,
         max_depth=None,
     )
-
-
-# ----------------------------------------------------------------------------- compact headers
-# The safetensors library writes headers in one compact layout (serde_json, no whitespace, fields
-# in the order dtype, shape, data_offsets, ``__metadata__`` first, spaces padding to 8 bytes):
-#   {"__metadata__":{"format":"pt"},"a":{"dtype":"F32","shape":[2,3],"data_offsets":[0,24]},...}
-# For that layout (and no escapes in strings) the columns are cut out by C-level passes over the
-# bytes instead of building one dict and two lists per tensor: a 100 MB header of 1.5 million
-# tensors parses in ~2.9 s and ~500 MB peak on a loaded 2-core machine, against ~7 s and ~1.1 GB
-# for json.loads alone (benchmarks/bench_header_15m.py). Anything else goes through json.loads and
-# validate_entries, which accept the same headers (tests/checkpoint/test_hostile_read.py checks both agree).
-
-_META_PREFIX = b'{"__metadata__":{'
-#: fixed strings between the fields of an entry (they cannot occur inside a metadata string)
-_KEYS = (b'":{"dtype":"', b'","shape":[', b'],"data_offsets":[', b']},"')
-_INT = b"(?:0|[1-9][0-9]{0,17})"  # JSON integer of at most 18 digits: fits int64 (numpy)
-_FIRST_NAME = re.compile(b'"([^"]*)":\\{"dtype":"')
-_NAMES = re.compile(b'\\]\\},"([^"]*)":\\{"dtype":"')
-#: dtype and shape of an entry, as ``DTYPE","shape":[DIMS``
-_KINDS = re.compile(b'"dtype":"([A-Z0-9_]+","shape":\\[[0-9,]*)\\],"data_offsets":\\[')
-_OFFSETS = re.compile(b'"data_offsets":\\[(' + _INT + b"," + _INT + b")\\]\\}")
-_DIMS = re.compile(b"(?:" + _INT + b"(?:," + _INT + b")*)?")
-#: every byte but the control characters, which JSON forbids raw in strings
-_NOT_CONTROL = bytes(range(32, 256))
-_BIG = 1 << 62
-
-
-def _compact_metadata(raw: bytes) -> tuple[int, dict[str, str]] | None:
-    """Parse a leading ``"__metadata__":{"k":"v",...}`` of a compact header.
-
-    Returns:
-        ``(pos, metadata)``: ``pos`` is the offset of the first tensor name's opening quote;
-        None when the header does not start in the compact layout.
-    """
-    if not raw.startswith(_META_PREFIX):
-        return (1, {}) if raw.startswith(b'{"') else None
-    pos = len(_META_PREFIX)
-    meta: dict[str, str] = {}
-    if raw.startswith(b"}", pos):
-        pos += 1
-    else:
-        while True:
-            if not raw.startswith(b'"', pos):
-                return None
-            key_end = raw.find(b'"', pos + 1)
-            if key_end < 0 or not raw.startswith(b':"', key_end + 1):
-                return None
-            value_end = raw.find(b'"', key_end + 3)
-            if value_end < 0:
-                return None
-            try:
-                key = raw[pos + 1 : key_end].decode("utf-8")
-                meta[key] = raw[key_end + 3 : value_end].decode("utf-8")
-            except UnicodeDecodeError:
-                return None
-            pos = value_end + 1
-            if raw.startswith(b",", pos):
-                pos += 1
-            elif raw.startswith(b"}", pos):
-                pos += 1
-                break
-            else:
-                return None
-    if not raw.startswith(b',"', pos):
-        return None
-    pos += 1
-    if any(raw.find(key, 0, pos) >= 0 for key in _KEYS):
-        return None  # a fixed string inside the metadata (a key named "dtype"): not handled here
-    return pos, meta
-
-
-def _tensor_span(raw: bytes) -> tuple[int, int, dict[str, str]] | None:
-    """``(pos, end, metadata)`` of a compact header: the tensor part is ``raw[pos:end]`` (the
-    padding spaces cut off); None when the header is not in the compact layout or holds an
-    escape or a raw control byte."""
-    if b"\\" in raw or raw.translate(None, _NOT_CONTROL):
-        return None
-    start = _compact_metadata(raw)
-    if start is None:
-        return None
-    pos, meta = start
-    end = len(raw)
-    while end > pos and raw[end - 1] == 0x20 and len(raw) - end < 4096:  # padding spaces
-        end -= 1
-    if not raw.endswith(b"]}}", 0, end):
-        return None
-    return pos, end, meta
-
-
-def _cut_fields(
-    raw: bytes, pos: int, end: int
-) -> tuple[list[bytes], list[bytes], list[bytes], int] | None:
-    """``(names, kinds, offsets, quotes)`` of ``raw[pos:end]``: one ``findall`` per column and
-    the number of quotes; None when the first entry is not ``"NAME":{"dtype":"``."""
-    first = _FIRST_NAME.match(raw, pos)
-    if first is None:
-        return None
-    raw_names = [first.group(1)]
-    raw_names.extend(_NAMES.findall(raw, pos + 1, end))
-    kinds = _KINDS.findall(raw, pos, end)
-    offsets = _OFFSETS.findall(raw, pos, end)
-    return raw_names, kinds, offsets, raw.count(b'"', pos, end)
-
-
-def _decode_names(joined_names: bytes) -> list[str] | None:
-    """The NUL-joined names as str, or None when they are not UTF-8."""
-    try:
-        return joined_names.decode("utf-8").split("\x00")
-    except UnicodeDecodeError:
-        return None
-
-
-def _kind_tables(
-    kinds: list[bytes],
-) -> tuple[dict[bytes, str], dict[bytes, tuple[int, ...]], dict[bytes, int]] | None:
-    """Per distinct ``DTYPE","shape":[DIMS`` field: its dtype, shape and byte count (-1 when
-    dtype x shape does not fill whole bytes or is out of range); None for an unknown dtype or
-    malformed dims."""
-    dtype_of: dict[bytes, str] = {}
-    shape_of: dict[bytes, tuple[int, ...]] = {}
-    nbytes_of: dict[bytes, int] = {}
-    for kind in set(kinds):
-        dtype_b, _, shape_b = kind.partition(b'","shape":[')
-        dtype = dtype_b.decode("ascii")
-        if dtype not in DTYPE_BITS or not _DIMS.fullmatch(shape_b):
-            return None
-        shape = tuple(map(int, shape_b.split(b","))) if shape_b else ()
-        bits = math.prod(shape) * DTYPE_BITS[dtype]
-        dtype_of[kind] = sys.intern(dtype)
-        shape_of[kind] = shape
-        nbytes_of[kind] = bits >> 3 if bits % 8 == 0 and bits < _BIG else -1
-    return dtype_of, shape_of, nbytes_of
-
-
-def _offset_numbers(joined_offsets: bytes) -> Any:
-    """``BEGIN,END,BEGIN,END,...`` as an int64 numpy array (C-level parse)."""
-    import numpy as np  # the checkpoint package needs numpy anyway (decode_values)
-
-    return np.fromstring(joined_offsets, dtype=np.int64, sep=",")
-
-
-def _typed_columns(
-    names: list[str],
-    kinds: list[bytes],
-    tables: tuple[dict[bytes, str], dict[bytes, tuple[int, ...]], dict[bytes, int]],
-    numbers: Any,
-    data_len: int | None,
-) -> tuple[Columns, bool]:
-    """``(columns, layout_ok)`` from the names, the kind field of each entry, the
-    :func:`_kind_tables` of those kinds and the :func:`_offset_numbers` (two per entry)."""
-    import numpy as np
-
-    dtype_of, shape_of, nbytes_of = tables
-    k = len(kinds)
-    begins, ends = numbers[0::2], numbers[1::2]
-    nbytes = np.fromiter(map(nbytes_of.__getitem__, kinds), dtype=np.int64, count=k)
-    layout_ok = bool(
-        begins[0] == 0
-        and np.array_equal(ends - begins, nbytes)
-        and np.array_equal(begins[1:], ends[:-1])
-        and (data_len is None or ends[-1] == data_len)
-    )
-    cols = Columns(
-        names,
-        list(map(dtype_of.__getitem__, kinds)),
-        list(map(shape_of.__getitem__, kinds)),
-        begins.tolist(),
-        ends.tolist(),
-    )
-    return cols, layout_ok
-
-
-def _compact_columns(
-    holder: list[bytes], data_len: int | None
-) -> tuple[Columns, dict[str, str], bool] | None:
-    """Typed columns of a compact-layout header, or None when it is not in that layout.
-
-    Args:
-        holder: a one-item list holding the header bytes; emptied once the columns are cut out
-            (so the 100 MB of bytes can be freed early). When it is empty after a None return
-            the caller reads the header again.
-        data_len: size of the data buffer, or None when unknown.
-
-    Returns:
-        ``(columns, metadata, layout_ok)``: the columns are typed (dtypes known, shapes and
-        offsets non-negative ints, names unique UTF-8); ``layout_ok`` tells whether the offsets
-        span dtype x shape each and cover the data buffer exactly (when False,
-        :func:`_check_columns` names the first bad tensor).
-
-    How: the tensor part of a compact header is ``"`` NAME ``":{"dtype":"`` DTYPE
-    ``","shape":[`` DIMS ``],"data_offsets":[`` BEGIN,END ``]}`` (``,"`` NAME ...)* ``}``. Each
-    column is one ``findall`` whose pattern fixes the text around it and excludes quotes from the
-    captured field; then two C-level counts prove nothing else is there: the quotes number
-    exactly 10 per entry, and the matched fields plus the fixed strings add up to the exact
-    length of the text, so no byte is left unmatched. Each big intermediate is deleted as soon
-    as the next one is built (peak memory: benchmarks/bench_header_15m.py).
-    """
-    raw = holder[0]
-    span = _tensor_span(raw)
-    if span is None:
-        return None
-    pos, end, meta = span
-    cut = _cut_fields(raw, pos, end)
-    if cut is None:
-        return None
-    holder.clear()
-    del raw
-    raw_names, kinds, offsets, quotes = cut
-    del cut
-    k = len(kinds)
-    if not len(raw_names) == len(offsets) == k or quotes != 10 * k:
-        return None
-    joined_names = b"\x00".join(raw_names)  # names hold no NUL (control bytes refused above)
-    del raw_names
-    joined_offsets = b",".join(offsets)
-    del offsets
-    fields = len(joined_names) + sum(map(len, kinds)) + len(joined_offsets) - 2 * (k - 1)
-    if (end - pos) != 1 + fields + 32 * k + 2 * (k - 1) + 1:
-        return None
-    names = _decode_names(joined_names)
-    del joined_names
-    if names is None:
-        return None
-    if len(set(names)) != k:  # duplicate names: json.loads keeps the last; let it say so
-        return None
-    tables = _kind_tables(kinds)
-    if tables is None:
-        return None
-    numbers = _offset_numbers(joined_offsets)
-    del joined_offsets
-    if len(numbers) != 2 * k:
-        return None
-    cols, layout_ok = _typed_columns(names, kinds, tables, numbers, data_len)
-    return cols, meta, layout_ok
 
 
 def _columns_nbytes(cols: Columns) -> list[int] | None:
@@ -667,14 +359,15 @@ def _header_columns(
 ) -> tuple[str, int, int, Columns, dict[str, str]]:
     """Read and validate one header: ``(path, N, file size, columns, metadata)``.
 
-    Compact headers (the safetensors library's layout) take :func:`_compact_columns`; any other
-    goes through ``json.loads`` and :func:`validate_entries`, which accept the same headers.
+    Compact headers (the safetensors library's layout) take
+    :func:`~recipecli.checkpoint.compact_header.compact_columns`; any other goes through
+    ``json.loads`` and :func:`validate_entries`, which accept the same headers.
     """
     where, n, size, raw = _read_header_raw(path)
     data_len = size - 8 - n
     holder = [raw]
     del raw
-    compact = _compact_columns(holder, data_len)
+    compact = compact_columns(holder, data_len)
     if compact is not None:
         cols, meta, layout_ok = compact
         if not layout_ok:  # tensors out of file order, or a real error: the loop decides
@@ -682,25 +375,39 @@ def _header_columns(
             if nbytes is None or not _layout_ok(cols.begins, cols.ends, nbytes, data_len):
                 _check_columns(cols, where=where, data_len=data_len)  # raises for the first bad
         return where, n, size, cols, meta
-    raw = holder[0] if holder else _read_header_raw(path)[3]
-    del holder
+    loose, metadata = _loose_columns(holder, path, where=where, data_len=data_len)
+    return where, n, size, loose, metadata
+
+
+def _loose_columns(
+    holder: list[bytes], path: str | os.PathLike[str], *, where: str, data_len: int
+) -> tuple[Columns, dict[str, str]]:
+    """The columns and metadata of a header that is not in the compact layout, through
+    ``json.loads``: the header bytes still in ``holder`` (taken out of it), else read again.
+
+    Raises:
+        CheckpointFormatError: see :func:`parse_header_bytes` and :func:`validate_entries`.
+    """
+    raw = holder.pop() if holder else _read_header_raw(path)[3]
     header = parse_header_bytes(raw, where=where)
     del raw
     if not isinstance(header, dict):
         raise CheckpointFormatError("safetensors header is not a JSON object", path=where)
     metadata = _string_metadata(header.get("__metadata__"), where)
     cols = _fast_columns(header, data_len)
-    if cols is None:  # the entry loop names what is wrong (or accepts an unusual header)
-        tensors, _ = validate_entries(header, where=where, data_len=data_len)
-        raws = list(tensors.values())
-        cols = Columns(
-            list(tensors),
-            [r.dtype for r in raws],
-            [r.shape for r in raws],
-            [r.begin for r in raws],
-            [r.end for r in raws],
-        )
-    return where, n, size, cols, metadata
+    if cols is not None:
+        return cols, metadata
+    # the entry loop names what is wrong (or accepts an unusual header)
+    tensors, _ = validate_entries(header, where=where, data_len=data_len)
+    raws = list(tensors.values())
+    cols = Columns(
+        list(tensors),
+        [r.dtype for r in raws],
+        [r.shape for r in raws],
+        [r.begin for r in raws],
+        [r.end for r in raws],
+    )
+    return cols, metadata
 
 
 def read_file_header(path: str | os.PathLike[str]) -> FileHeader:

@@ -23,7 +23,7 @@ from typing import Any
 
 from recipecli.checkpoint.configcheck import validate_config_types
 from recipecli.checkpoint.model import Checkpoint, TensorInfo
-from recipecli.checkpoint.safetensors_header import DTYPE_BITS, tensor_nbytes
+from recipecli.checkpoint.safetensors_format import DTYPE_BITS, tensor_nbytes
 from recipecli.errors import CheckpointFormatError
 
 SNAPSHOT_KEY = "recipecli_snapshot"

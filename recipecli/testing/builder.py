@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from recipecli.checkpoint.safetensors_header import tensor_nbytes
+from recipecli.checkpoint.safetensors_format import tensor_nbytes
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from recipecli.checkpoint import IO_STATS, open_checkpoint
+from recipecli.checkpoint import safetensors_format as sf
 from recipecli.checkpoint import safetensors_header as sh
 from recipecli.errors import CheckpointFormatError, MissingDependencyError
 from recipecli.testing.builder import (
@@ -423,7 +424,7 @@ def mutated_headers(draw):
         dtype = draw(st.sampled_from(_DTYPES))
         shape = draw(st.lists(st.integers(0, 5), max_size=3))
         size = (
-            sh.tensor_nbytes(dtype, tuple(shape))
+            sf.tensor_nbytes(dtype, tuple(shape))
             if dtype != "F4" or (np.prod(shape) % 2 == 0)
             else None
         )
@@ -488,7 +489,7 @@ def test_header_fast_path_fires_on_valid_headers():
     }
     fast = sh._fast_entries(header, 10)
     assert fast is not None and set(fast) == {"a", "b", "z"}
-    assert fast["b"] == sh.RawTensor("b", "F32", (2,), 2, 10)
+    assert fast["b"] == sf.RawTensor("b", "F32", (2,), 2, 10)
     assert sh._fast_entries(header, 11) is None  # trailing byte: declined, loop reports it
 
 

@@ -31,6 +31,7 @@ from hypothesis import strategies as st
 
 from recipecli.checkpoint import open_checkpoint
 from recipecli.checkpoint import safetensors_header as sh
+from recipecli.checkpoint.compact_header import compact_columns
 from recipecli.cli import main
 from recipecli.errors import CheckpointFormatError, RecipeCliError
 from recipecli.testing.builder import TensorSpec, write_checkpoint, write_safetensors
@@ -405,7 +406,7 @@ def test_library_written_headers_take_the_compact_path(tmp_path):
     )
     raw = path.read_bytes()
     n = int.from_bytes(raw[:8], "little")
-    compact = sh._compact_columns([raw[8 : 8 + n]], len(raw) - 8 - n)
+    compact = compact_columns([raw[8 : 8 + n]], len(raw) - 8 - n)
     assert compact is not None
     cols, meta, ok = compact
     assert ok and meta == {"format": "np", "k": "v"}
