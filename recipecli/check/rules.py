@@ -208,38 +208,44 @@ def _d2t(ctx: PairContext, Vd: int, V: int, source: str) -> Iterable[Finding]:
                 source=source,
             )
         else:
-            code, ev = classify_d2t(d2t, Vd, V)
-            if code == "vocab.d2t_absolute":
-                yield finding(
-                    code,
-                    "d2t equals arange(Vd): absolute target ids were written where offsets are expected "
-                    "(maps i -> 2i); store d2t = target_ids - arange(Vd)",
-                    severity="error",
-                    source=source,
-                    **ev,
-                )
-            elif code:
-                yield finding(
-                    code,
-                    f"d2t is not a valid offset map ({ev['reason']}"
-                    + (
-                        f": draft id {ev['draft_id']} -> target id {ev['target_id']}, vocab {V}"
-                        if "target_id" in ev
-                        else f" at draft id {ev['draft_id']}: target ids {ev['target_ids']}"
-                    )
-                    + "); regenerate it from the sorted list of kept target ids",
-                    severity="error",
-                    source=source,
-                    **ev,
-                )
-            elif Vd < V and not np.any(d2t):
-                yield finding(
-                    "vocab.d2t_identity",
-                    f"d2t is all zeros (identity) but Vd {Vd} < V {V}: draft ids map onto target ids 0..{Vd - 1}",
-                    source=source,
-                    Vd=Vd,
-                    V=V,
-                )
+            yield from _d2t_values(d2t, Vd, V, source)
+
+
+def _d2t_values(d2t: np.ndarray, Vd: int, V: int, source: str) -> Iterable[Finding]:
+    """The values of a [Vd] int64 ``d2t``: absolute ids written as offsets, an invalid offset
+    map (a target id outside [0, V) or not increasing), or all zeros although Vd < V."""
+    code, ev = classify_d2t(d2t, Vd, V)
+    if code == "vocab.d2t_absolute":
+        yield finding(
+            code,
+            "d2t equals arange(Vd): absolute target ids were written where offsets are expected "
+            "(maps i -> 2i); store d2t = target_ids - arange(Vd)",
+            severity="error",
+            source=source,
+            **ev,
+        )
+    elif code:
+        yield finding(
+            code,
+            f"d2t is not a valid offset map ({ev['reason']}"
+            + (
+                f": draft id {ev['draft_id']} -> target id {ev['target_id']}, vocab {V}"
+                if "target_id" in ev
+                else f" at draft id {ev['draft_id']}: target ids {ev['target_ids']}"
+            )
+            + "); regenerate it from the sorted list of kept target ids",
+            severity="error",
+            source=source,
+            **ev,
+        )
+    elif Vd < V and not np.any(d2t):
+        yield finding(
+            "vocab.d2t_identity",
+            f"d2t is all zeros (identity) but Vd {Vd} < V {V}: draft ids map onto target ids 0..{Vd - 1}",
+            source=source,
+            Vd=Vd,
+            V=V,
+        )
 
 
 def _t2d(ctx: PairContext, Vd: int, V: int, source: str) -> Iterable[Finding]:

@@ -13,7 +13,7 @@ from recipecli.checkpoint.model import Checkpoint
 from recipecli.codes import finding
 from recipecli.draft import TRAINED_CONVENTION, DraftModel, canonical_draft
 from recipecli.engines import ENGINES, engine_model
-from recipecli.engines.base import PairContext
+from recipecli.engines.base import EngineModel, PairContext
 from recipecli.engines.common import (
     SharingRow,
 )
@@ -107,25 +107,14 @@ def run_check(
         max_model_len,
     )
     models = [engine_model(e) for e in engines]
-    findings: list[Finding] = []
-    for r in RULES:
-        if r.needs_eagle3 and not ctx.draft.is_eagle3:
-            continue
-        findings.extend(r.fn(ctx))
+    findings = _rule_findings(ctx)
     rows: list[SharingRow] = []
     resolved: dict[str, dict[str, Any]] = {}
     if ctx.draft.is_eagle3:
-        for model in models:
-            run = model.run(ctx)
-            findings.extend(run.findings)
-            rows.extend(run.sharing)
-            resolved[model.name] = {
-                k: {"value": v.value, "origin": v.origin} for k, v in run.resolved.items()
-            }
+        findings += _run_models(ctx, models, rows, resolved)
         findings.extend(_aux_summary(ctx, resolved))
         findings.extend(kernel_findings(draft_ck, kernel, tuple(engines)))
-    order = {"error": 0, "warning": 1, "info": 2}
-    findings.sort(key=lambda f: (order[f.severity], f.code, f.engine, f.tp or 0))
+    findings.sort(key=_finding_order)
     return CheckResult(
         target_ck.display_name,
         draft_ck.display_name,
@@ -138,6 +127,46 @@ def run_check(
         resolved,
         {m.name: m.version_info() for m in models},
     )
+
+
+#: errors first, then warnings, then info
+_SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
+
+
+def _finding_order(f: Finding) -> tuple[int, str, str, int]:
+    """The order of a result's findings: severity, code, engine, TP (general ones first)."""
+    return (_SEVERITY_ORDER[f.severity], f.code, f.engine, f.tp or 0)
+
+
+def _rule_findings(ctx: PairContext) -> list[Finding]:
+    """The checkpoint rules' findings, in :data:`RULES` order (those that need an EAGLE3 draft
+    only when it is one)."""
+    findings: list[Finding] = []
+    for r in RULES:
+        if r.needs_eagle3 and not ctx.draft.is_eagle3:
+            continue
+        findings.extend(r.fn(ctx))
+    return findings
+
+
+def _run_models(
+    ctx: PairContext,
+    models: Sequence[EngineModel],
+    rows: list[SharingRow],
+    resolved: dict[str, dict[str, Any]],
+) -> list[Finding]:
+    """Run each engine model on the pair: its findings (returned, in model order), its
+    embedding-sharing rows (appended to ``rows``) and its resolved values (``resolved[engine]``:
+    value name -> ``{"value", "origin"}``)."""
+    findings: list[Finding] = []
+    for model in models:
+        run = model.run(ctx)
+        findings.extend(run.findings)
+        rows.extend(run.sharing)
+        resolved[model.name] = {
+            k: {"value": v.value, "origin": v.origin} for k, v in run.resolved.items()
+        }
+    return findings
 
 
 def _aux_summary(ctx: PairContext, resolved: Mapping[str, Mapping[str, Any]]) -> list[Finding]:
