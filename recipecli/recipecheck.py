@@ -11,11 +11,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from recipecli.errors import UsageError
 from recipecli.recipes.loader import Recipe
 from recipecli.recipes.render import Rendered
+
+if TYPE_CHECKING:  # check pulls in the engine models (numpy): imported when a check runs
+    from recipecli.check import CheckResult
+    from recipecli.checkpoint.model import Checkpoint
 
 #: Serve flags that carry the target's tensor-parallel size (vLLM, tokenspeed; SGLang 0.5.23
 #: --tp-size, arg_groups/fields/parallel.py tp_size).
@@ -208,7 +212,7 @@ class RecipeCheck:
     deployments: tuple[Deployment, ...]
     unsupported: dict[str, str]
     not_checked: dict[str, str]
-    runs: tuple[tuple[tuple[Deployment, ...], Any], ...]
+    runs: tuple[tuple[tuple[Deployment, ...], CheckResult], ...]
 
     def ok(self, strict: bool = False) -> bool:
         """True when no run has an error (or, with ``strict``, a warning)."""
@@ -291,34 +295,13 @@ def check_recipe(
     Raises:
         RecipeError, UsageError, CheckpointError: as loading, rendering and opening raise them.
     """
-    from recipecli.check import run_check
-    from recipecli.examples import open_source
     from recipecli.recipes.loader import load_recipe
 
     rec = load_recipe(ref)
     reasons = unsupported_engines(rec)
     engines, skipped = recipe_engines(rec.name, ref, engine, reasons)
     deps = recipe_deployments(rec, engines, hardware)
-    opened: dict[tuple[str, str | None], Any] = {}
-
-    def source(name: str, rev: str | None) -> Any:
-        if (name, rev) not in opened:
-            opened[(name, rev)] = open_source(name, rev, timeout=timeout)
-        return opened[(name, rev)]
-
-    runs = []
-    for group in group_deployments(deps):
-        d = group[0]
-        res = run_check(
-            source(d.target, revision),
-            source(d.draft, draft_revision),
-            engines=tuple(x.engine for x in group),
-            tps=(d.tp,),
-            draft_tp=d.draft_tp,
-            max_model_len=d.max_model_len,
-            kernel=kernel,
-        )
-        runs.append((tuple(group), res))
+    runs = _run_groups(deps, (revision, draft_revision), kernel, timeout)
     return RecipeCheck(
         name=rec.name,
         ref=ref,
@@ -327,5 +310,44 @@ def check_recipe(
         deployments=tuple(deps),
         unsupported=reasons,
         not_checked=skipped,
-        runs=tuple(runs),
+        runs=runs,
     )
+
+
+def _run_groups(
+    deps: Sequence[Deployment],
+    revisions: tuple[str | None, str | None],
+    kernel: str,
+    timeout: float | None,
+) -> tuple[tuple[tuple[Deployment, ...], CheckResult], ...]:
+    """:func:`recipecli.check.run_check` once per group of ``deps`` that share their settings
+    (:func:`group_deployments`), on the group's engines; each (target or draft SOURCE, revision)
+    is opened once (:func:`recipecli.examples.open_source`), however many groups use it.
+
+    Args:
+        revisions: (target, draft) Hub revisions.
+    """
+    from recipecli.check import run_check
+    from recipecli.examples import open_source
+
+    opened: dict[tuple[str, str | None], Checkpoint] = {}
+
+    def source(name: str, rev: str | None) -> Checkpoint:
+        if (name, rev) not in opened:
+            opened[(name, rev)] = open_source(name, rev, timeout=timeout)
+        return opened[(name, rev)]
+
+    runs = []
+    for group in group_deployments(deps):
+        d = group[0]
+        res = run_check(
+            source(d.target, revisions[0]),
+            source(d.draft, revisions[1]),
+            engines=tuple(x.engine for x in group),
+            tps=(d.tp,),
+            draft_tp=d.draft_tp,
+            max_model_len=d.max_model_len,
+            kernel=kernel,
+        )
+        runs.append((tuple(group), res))
+    return tuple(runs)
