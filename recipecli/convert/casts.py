@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 #: bytes moved per read/cast/write/compare step (bounds the working set)
 CHUNK_BYTES = 32 << 20
@@ -26,7 +27,7 @@ CASTABLE = frozenset({"F16", "BF16", "F32"})
 ITEMSIZE: Mapping[str, int] = {"F16": 2, "BF16": 2, "F32": 4}
 
 
-def f32_to_bf16_bits(f32: np.ndarray) -> np.ndarray:
+def f32_to_bf16_bits(f32: npt.ArrayLike) -> npt.NDArray[np.uint16]:
     """Round float32 values to bfloat16 bit patterns, round-to-nearest-even.
 
     Same rule as torch's scalar ``c10::BFloat16`` (``round_to_nearest_even``): NaN becomes 0x7FC0
@@ -44,16 +45,19 @@ def f32_to_bf16_bits(f32: np.ndarray) -> np.ndarray:
     r += np.uint32(0x7FFF)
     r += u
     r >>= np.uint32(16)
-    out = r.astype(np.uint16)
+    out: npt.NDArray[np.uint16] = r.astype(np.uint16)
     nan = np.isnan(u.view(np.float32))
     if nan.any():
         out[nan] = 0x7FC0
     return out
 
 
-def _as_f32(raw: Any, dtype: str) -> np.ndarray:
+def _as_f32(raw: Any, dtype: str) -> npt.NDArray[np.float32]:
+    """float32 values of little-endian ``dtype`` bytes (F32 is viewed, not copied)."""
     if dtype == "BF16":
-        return (np.frombuffer(raw, dtype="<u2").astype(np.uint32) << np.uint32(16)).view(np.float32)
+        bits = np.frombuffer(raw, dtype="<u2").astype(np.uint32)
+        shifted: npt.NDArray[np.uint32] = bits << np.uint32(16)
+        return shifted.view(np.float32)
     if dtype == "F16":
         return np.frombuffer(raw, dtype="<f2").astype(np.float32)
     if dtype == "F32":

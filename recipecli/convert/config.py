@@ -1,5 +1,7 @@
 """The output ``config.json``: the layer config carried over, EAGLE keys re-derived from their
-meaning, and the speculators verifier named by repo id (never a path of this machine)."""
+meaning, the verifier named by repo id (never a path of this machine), and the output format's
+config writer (:attr:`~recipecli.convert.formats.OutputFormatSpec.write_config`) laying them
+out."""
 
 from __future__ import annotations
 
@@ -7,11 +9,11 @@ import json
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from recipecli.checkpoint.model import Checkpoint
-from recipecli.convert.options import CONFIG_DTYPE, DTYPE_OPTION, OUTPUT_CONVENTION, ConvertOptions
+from recipecli.convert.formats import ConfigInputs, EagleValues, OutputFormatSpec, output_format
+from recipecli.convert.options import CONFIG_DTYPE, DTYPE_OPTION, ConvertOptions
 from recipecli.convert.translate import Translation, refuse
 from recipecli.draft import (
     EAGLE_KEYS,
@@ -23,15 +25,6 @@ from recipecli.draft import (
 )
 from recipecli.draft.fields import LOADER_KEYS, NORM_FLAGS
 from recipecli.errors import ConvertError
-
-DEFAULT_PROPOSAL_METHODS = [
-    {
-        "accept_tolerance": 0.0,
-        "proposal_type": "greedy",
-        "speculative_tokens": 3,
-        "verifier_accept_k": 1,
-    }
-]
 
 
 def _source_layer_config(ck: Checkpoint, d: DraftModel) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -54,7 +47,10 @@ def repo_id_or_none(text: Any) -> str | None:
     (``/...``, ``./...``, ``~...``); else None."""
     if not isinstance(text, str) or not text or text[0] in "./~" or "\\" in text:
         return None
-    from huggingface_hub.utils import HFValidationError, validate_repo_id
+    from huggingface_hub.errors import HFValidationError
+
+    # huggingface_hub.utils re-exports it lazily (its __getattr__), which mypy cannot see
+    from huggingface_hub.utils import validate_repo_id  # type: ignore[attr-defined]
 
     try:
         validate_repo_id(text)
@@ -172,17 +168,17 @@ def _layer_fields(
 
 
 def _dropped_keys(
-    top: Mapping[str, Any], d: DraftModel, spec: FormatSpec | None, opts: ConvertOptions
+    top: Mapping[str, Any], d: DraftModel, spec: FormatSpec | None, out: OutputFormatSpec
 ) -> list[tuple[str, str]]:
     """(key, why) of the source's format-specific keys with no meaning in the output."""
     dropped: list[tuple[str, str]] = []
-    eagle_cfg = top.get("eagle_config") if isinstance(top.get("eagle_config"), Mapping) else {}
-    for k in eagle_cfg:
+    eagle_cfg = top.get("eagle_config")
+    for k in eagle_cfg if isinstance(eagle_cfg, Mapping) else ():
         if k != "eagle_aux_hidden_state_layer_ids" and k not in NORM_FLAGS:
-            dropped.append((f"eagle_config.{k}", f"no meaning in {opts.to} output"))
+            dropped.append((f"eagle_config.{k}", f"no meaning in {out.key} output"))
     for k in LOADER_KEYS:
-        if k in top and not (opts.to == "speculators" and k == "speculators_version"):
-            dropped.append((k, f"{d.format}-specific; no meaning in {opts.to} output"))
+        if k in top and k not in out.carried_keys:
+            dropped.append((k, f"{d.format}-specific; no meaning in {out.key} output"))
     if spec and spec.closed_schema:
         for k in top:
             if k not in EAGLE_KEYS:
@@ -192,17 +188,6 @@ def _dropped_keys(
     return dropped
 
 
-@dataclass(frozen=True)
-class _Eagle:
-    """The EAGLE values the output config states (None = the key is left out)."""
-
-    vd: int | None
-    ht: int | None
-    aux_ids: list[int] | None
-    nbr: bool | None
-    chaining: bool
-
-
 def _verifier(
     ck: Checkpoint,
     opts: ConvertOptions,
@@ -210,8 +195,8 @@ def _verifier(
     target_ck: Checkpoint | None,
     trans: list[Translation],
 ) -> dict[str, Any]:
-    """``speculators_config.verifier``: from ``--verifier``/``--target``, else the draft's own
-    (refused when it is a path, or missing)."""
+    """``speculators_config.verifier`` (for an output format that names the verifier): from
+    ``--verifier``/``--target``, else the draft's own (refused when it is a path, or missing)."""
     verifier = dict(spec_cfg.get("verifier") or {})
     if target_ck is not None or opts.verifier:
         if target_ck is not None:
@@ -225,10 +210,8 @@ def _verifier(
                 ck.source,
                 "add --target SOURCE (the target's directory, snapshot or repo id)",
             )
-        new_verifier = {
-            "name_or_path": opts.verifier or verifier_name(target_ck),
-            "architectures": archs,
-        }
+        named = opts.verifier if opts.verifier or target_ck is None else verifier_name(target_ck)
+        new_verifier = {"name_or_path": named, "architectures": archs}
         why = "--verifier" if opts.verifier else "--target"
         if verifier and verifier != new_verifier:
             trans.append(Translation("speculators_config.verifier", verifier, new_verifier, why))
@@ -250,67 +233,24 @@ def _verifier(
     return verifier
 
 
-def _speculators_config(
-    d: DraftModel,
+def _aux_and_vocab(
     top: Mapping[str, Any],
-    layer: dict[str, Any],
-    eagle: _Eagle,
-    spec_cfg: Mapping[str, Any],
-    verifier: dict[str, Any],
-) -> dict[str, Any]:
-    """The format D (``Eagle3Speculator``) config."""
-    config: dict[str, Any] = {
-        "architectures": ["Eagle3Speculator"],
-        "speculators_model_type": "eagle3",
-    }
-    if "speculators_version" in top:
-        config["speculators_version"] = top["speculators_version"]
-    if eagle.aux_ids is not None:
-        # vLLM sizes fc from num_aux_hidden_states (llama_eagle3.py LlamaModel.__init__),
-        # which reaches the draft config only from transformer_layer_config
-        # (speculators/base.py extract_transformers_pre_trained_config): without it a draft
-        # with other than 3 ids gets a 3-wide fc and fails to load.
-        layer = {**layer, "num_aux_hidden_states": len(eagle.aux_ids)}
-    config |= {
-        "transformer_layer_config": layer,
-        "draft_vocab_size": eagle.vd if eagle.vd is not None else d.Vd,
-        "target_hidden_size": eagle.ht,
-        "norm_before_residual": eagle.nbr,
-        "norm_before_fc": d.norm_before_fc,
-        "fc_norm": d.fc_norm,
-        "norm_output": eagle.chaining,
-    }
-    if eagle.aux_ids is not None:
-        config["eagle_aux_hidden_state_layer_ids"] = eagle.aux_ids
-    config["speculators_config"] = {
-        "algorithm": "eagle3",
-        "proposal_methods": spec_cfg.get("proposal_methods") or DEFAULT_PROPOSAL_METHODS,
-        "default_proposal_method": spec_cfg.get("default_proposal_method") or "greedy",
-        "verifier": verifier,
-    }
-    return config
-
-
-def _eagle3_config(d: DraftModel, layer: dict[str, Any], eagle: _Eagle) -> dict[str, Any]:
-    """The flat ``LlamaForCausalLMEagle3`` config (aux ids at the top level and under
-    ``eagle_config``; norm flags only when set)."""
-    config = {"architectures": ["LlamaForCausalLMEagle3"], **layer}
-    if eagle.vd is not None:
-        config["draft_vocab_size"] = eagle.vd
-    if eagle.ht is not None:
-        config["target_hidden_size"] = eagle.ht
-    if eagle.aux_ids is not None:
-        config["eagle_aux_hidden_state_layer_ids"] = eagle.aux_ids
-        config["eagle_config"] = {"eagle_aux_hidden_state_layer_ids": eagle.aux_ids}
-    if eagle.nbr is not None:
-        config["norm_before_residual"] = eagle.nbr
-    if d.norm_before_fc:
-        config["norm_before_fc"] = True
-    if d.fc_norm:
-        config["fc_norm"] = True
-    if eagle.chaining:
-        config["norm_output"] = True
-    return config
+    d: DraftModel,
+    spec: FormatSpec | None,
+    out: OutputFormatSpec,
+    hidden_ids: tuple[int, ...] | None,
+    trans: list[Translation],
+) -> tuple[int | None, list[int] | None]:
+    """(``draft_vocab_size`` to state, aux ids in the output's convention): Vd when the source
+    declares it (under any of its format's spellings), the ids when there are any."""
+    vd_out = d.Vd if d.draft_vocab_size_declared else None
+    vd_key = spec.vocab_size_key if spec else "draft_vocab_size"
+    if vd_key != "draft_vocab_size" and vd_key in top:
+        trans.append(Translation("draft_vocab_size", {vd_key: d.Vd}, d.Vd, f"{d.format} spelling"))
+        vd_out = d.Vd
+    if hidden_ids is None:
+        return vd_out, None
+    return vd_out, list(from_hidden_state(hidden_ids, out.aux_convention))
 
 
 def build_config(
@@ -328,11 +268,13 @@ def build_config(
 
     Every non-EAGLE key of the source layer config (geometry, ``head_dim``, rope fields in either
     form, ``max_position_embeddings``, token ids, custom keys) is carried over unchanged; EAGLE keys
-    are re-derived from their meaning.
+    are re-derived from their meaning; the output format's writer lays the config out.
 
     Raises:
-        ConvertError: speculators output whose verifier is unknown or a path (:func:`_verifier`).
+        ConvertError: an output format that names the verifier, whose verifier is unknown or a
+            path (:func:`_verifier`).
     """
+    out = output_format(opts.to)
     spec = format_spec(d.format)
     layer, top = _source_layer_config(ck, d)
     trans: list[Translation] = []
@@ -341,27 +283,19 @@ def build_config(
     _without_machine_paths(layer, dropped)
     dtype_key, out_dtype = _output_dtype(top, spec, opts, trans)
     _layer_fields(layer, d, n_layers, trans)
-    dropped += _dropped_keys(top, d, spec, opts)
-    vd_out = d.Vd if d.draft_vocab_size_declared else None
-    vd_key = spec.vocab_size_key if spec else "draft_vocab_size"
-    if vd_key != "draft_vocab_size" and vd_key in top:
-        trans.append(Translation("draft_vocab_size", {vd_key: d.Vd}, d.Vd, f"{d.format} spelling"))
-        vd_out = d.Vd
-    out_ids = (
-        list(from_hidden_state(hidden_ids, OUTPUT_CONVENTION[opts.to]))
-        if hidden_ids is not None
-        else None
-    )
-    eagle = _Eagle(vd_out, d.Ht if d.target_hidden_size_declared else None, out_ids, nbr, chaining)
+    dropped += _dropped_keys(top, d, spec, out)
+    vd_out, out_ids = _aux_and_vocab(top, d, spec, out, hidden_ids, trans)
+    ht_out = d.Ht if d.target_hidden_size_declared else None
+    eagle = EagleValues(vd_out, ht_out, out_ids, nbr, chaining)
     spec_key = spec.verifier_config_key if spec else None
-    if opts.to == "speculators":
+    spec_cfg: dict[str, Any] = {}
+    verifier = None
+    if out.names_verifier:
         spec_cfg = dict(top.get(spec_key) or {}) if spec_key else {}
         verifier = _verifier(ck, opts, spec_cfg, target_ck, trans)
-        config = _speculators_config(d, top, layer, eagle, spec_cfg, verifier)
-    else:
-        config = _eagle3_config(d, layer, eagle)
+    config = out.write_config(ConfigInputs(d, top, layer, eagle, spec_cfg, verifier))
     if out_dtype:
         config[dtype_key] = out_dtype
-    if opts.to != "speculators" and spec_key:
-        dropped.append((spec_key, "eagle3 output names no verifier"))
+    if not out.names_verifier and spec_key:
+        dropped.append((spec_key, f"{out.key} output names no verifier"))
     return config, trans, dropped

@@ -6,23 +6,21 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-from recipecli.draft import Convention
+if TYPE_CHECKING:
+    from recipecli.draft import Convention
 
-OutputFormat = Literal["speculators", "eagle3"]
+#: ``--dtype`` values
+DtypeOption = Literal["keep", "bf16", "fp16"]
+#: ``--embed`` values
+EmbedOption = Literal["keep", "drop"]
 
-
+#: ``--dtype`` value -> the safetensors dtype floating weights are cast to (None: kept)
 DTYPE_OPTION: Mapping[str, str | None] = {"keep": None, "bf16": "BF16", "fp16": "F16"}
 
-
+#: safetensors dtype -> its config spelling (``torch_dtype``)
 CONFIG_DTYPE: Mapping[str, str] = {"BF16": "bfloat16", "F16": "float16", "F32": "float32"}
-
-
-OUTPUT_CONVENTION: Mapping[str, Convention] = {
-    "speculators": "hidden-state",
-    "eagle3": "layer-output",
-}
 
 
 @dataclass(frozen=True)
@@ -30,7 +28,9 @@ class ConvertOptions:
     """What ``recipecli convert`` was asked to do.
 
     Attributes:
-        to: ``speculators`` or ``eagle3``.
+        to: the output format, a key of :func:`recipecli.convert.formats.output_formats`
+            (``speculators``, ``eagle3``); an unregistered key is refused when the conversion
+            is planned.
         aux_ids: ``--aux-ids`` (in ``aux_id_convention``), or None.
         aux_id_convention: convention of the source ids (or of ``aux_ids``), or None = by format.
         norm_before_residual: ``--norm-before-residual``, or None = from the source.
@@ -44,12 +44,12 @@ class ConvertOptions:
             (:func:`verifier_name`).
     """
 
-    to: OutputFormat
+    to: str
     aux_ids: tuple[int, ...] | None = None
     aux_id_convention: Convention | None = None
     norm_before_residual: bool | None = None
-    dtype: str = "keep"
-    embed: str = "keep"
+    dtype: DtypeOption = "keep"
+    embed: EmbedOption = "keep"
     max_shard_size: int = 5 * 10**9
     force: bool = False
     verifier: str | None = None

@@ -8,6 +8,7 @@ from typing import Any
 
 from recipecli.checkpoint.model import Checkpoint
 from recipecli.convert.config import build_config
+from recipecli.convert.formats import output_format, output_formats
 from recipecli.convert.options import DTYPE_OPTION, ConvertOptions
 from recipecli.convert.semantics import draft_semantics
 from recipecli.convert.tensors import TensorMove, plan_moves
@@ -18,7 +19,7 @@ from recipecli.convert.translate import (
     resolve_norm_before_residual,
     resolve_norm_output,
     resolve_vocab_maps,
-    tokenspeed_refusals,
+    serving_refusals,
 )
 from recipecli.draft import DraftModel, canonical_draft, layer_indices
 from recipecli.errors import UsageError
@@ -65,12 +66,15 @@ def _source_draft(ck: Checkpoint, opts: ConvertOptions) -> DraftModel:
     """The canonical source draft, refused when convert has no output layout for it.
 
     Raises:
-        UsageError: ``--verifier`` without ``--to speculators``.
+        UsageError: an unregistered ``--to``; ``--verifier`` for an output format that names no
+            verifier (:attr:`~recipecli.convert.formats.OutputFormatSpec.names_verifier`).
         ConvertError: not an EAGLE3 draft, or an MLA draft.
     """
-    if opts.verifier is not None and opts.to != "speculators":
+    out = output_format(opts.to)  # an unregistered --to is refused before the draft is read
+    if opts.verifier is not None and not out.names_verifier:
+        naming = ", ".join(f.key for f in output_formats() if f.names_verifier)
         raise UsageError(
-            "--verifier applies to --to speculators only (eagle3 output names no verifier)"
+            f"--verifier applies to --to {naming} only ({out.key} output names no verifier)"
         )
     d = canonical_draft(ck)
     if d.format is None:
@@ -81,8 +85,9 @@ def _source_draft(ck: Checkpoint, opts: ConvertOptions) -> DraftModel:
             "see docs/check.md for the draft formats convert reads",
         )
     if d.attention == "MLA":
+        layouts = " or ".join(f.layout for f in output_formats())
         raise refuse(
-            f"MLA draft ({d.architecture}) has no speculators or LlamaForCausalLMEagle3 layout",
+            f"MLA draft ({d.architecture}) has no {layouts} layout",
             ck.source,
             "serve it in its own format",
         )
@@ -134,7 +139,8 @@ def plan_conversion(
 
     Reads only the config, tensor headers and, when present, ``d2t`` values (to derive ``t2d``).
     The steps, in the order their refusals are checked: the source draft, aux ids,
-    ``norm_before_residual``, ``norm_output``, what tokenspeed cannot serve (eagle3 output), the
+    ``norm_before_residual``, ``norm_output``, what the output format's check engine cannot
+    serve (:func:`~recipecli.convert.translate.serving_refusals`), the
     vocabulary maps (:mod:`recipecli.convert.translate`), the tensors
     (:func:`~recipecli.convert.tensors.plan_moves`), the config
     (:func:`~recipecli.convert.config.build_config`).
@@ -150,7 +156,7 @@ def plan_conversion(
     Raises:
         ConvertError: the conversion would lose or invent information (each case names the field
             and the flag that resolves it).
-        UsageError: inconsistent flags.
+        UsageError: inconsistent flags, or an unregistered output format.
     """
     src = ck.source
     d = _source_draft(ck, opts)
@@ -158,7 +164,7 @@ def plan_conversion(
     hidden_ids, trans, notes = resolve_aux(ck, d, opts, _fc_chunks(ck, d))
     nbr, nbr_trans = resolve_norm_before_residual(d, opts, src)
     chaining, nout_trans = resolve_norm_output(d, opts, src)
-    notes += tokenspeed_refusals(d, opts, n_layers, nbr, src)
+    notes += serving_refusals(d, opts, n_layers, nbr, src)
     derived, vocab_trans, vocab_notes = resolve_vocab_maps(ck, d)
     trans += nbr_trans + nout_trans + vocab_trans
     notes += vocab_notes

@@ -84,11 +84,6 @@ class TensorReader:
             return self._bin_view(name)[offset : offset + n]
         return memoryview(self.ck.read_raw_bytes(name))[offset : offset + n]
 
-    def open_all(self) -> None:
-        """Open every shard now (readers shared between threads must not open lazily)."""
-        for shard, _ in self._offsets.values():
-            self._fd(shard)
-
     def copy_to(self, name: str, nbytes: int, dst_fd: int) -> bool:
         """Copy a whole tensor into ``dst_fd`` (at its position) in the kernel; False if unsupported."""
         if name not in self._offsets or not hasattr(os, "copy_file_range"):

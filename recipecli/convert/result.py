@@ -4,9 +4,29 @@ and its text summary."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
+from recipecli.checkpoint.model import Checkpoint
 from recipecli.convert.plan import ConvertPlan
+
+if TYPE_CHECKING:
+    from recipecli.check import CheckResult
+
+
+class Verification(TypedDict):
+    """What the verification compared (``--json`` ``verification``, without ``out_checkpoint``).
+
+    Attributes:
+        tensors_compared: output tensors compared with the source bit for bit.
+        bytes_compared: bytes compared.
+        semantic_differences: always empty (a difference refuses the output).
+        out_checkpoint: the written output, reopened with the checkpoint reader.
+    """
+
+    tensors_compared: int
+    bytes_compared: int
+    semantic_differences: dict[str, tuple[Any, Any]]
+    out_checkpoint: Checkpoint
 
 
 @dataclass
@@ -17,8 +37,8 @@ class ConvertResult:
     out: str
     plan: ConvertPlan
     shards: list[str]
-    verification: dict[str, Any]
-    check: Any = None
+    verification: Verification
+    check: CheckResult | None = None
     seconds: float = 0.0
     notes: list[str] = field(default_factory=list)
 

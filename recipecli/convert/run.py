@@ -9,20 +9,21 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, TypedDict
 
 from recipecli.checkpoint.model import Checkpoint
+from recipecli.convert.formats import output_format
 from recipecli.convert.options import ConvertOptions
 from recipecli.convert.plan import ConvertPlan, plan_conversion
 from recipecli.convert.progress import progress_bars_shown
 from recipecli.convert.reader import TensorReader, open_reader
-from recipecli.convert.result import ConvertResult
+from recipecli.convert.result import ConvertResult, Verification
 from recipecli.convert.verify import Verifier, verify_reopened
 from recipecli.convert.write import fsync_tree, make_temp_out, write_new_file, write_output
 from recipecli.errors import ConvertError, UsageError
 from recipecli.safe_write import (
     CONVERT_MARKER,
-    check_parent,
+    Input,
     checkpoint_inputs,
     convert_marker_text,
     fsync_dir,
@@ -32,19 +33,19 @@ from recipecli.safe_write import (
     replace_dir,
 )
 
-
-def check_out_parent(out: Path) -> None:
-    """Refuse an OUT whose directory cannot hold it, before any work is done: the folder rule
-    of every writer (:func:`recipecli.safe_write.check_parent`; the parent is never created).
-
-    Raises:
-        UsageError: one line naming OUT: the parent is missing, is a file (or lies under one),
-            or is not writable.
-    """
-    check_parent(out, what="OUT", noun="OUT")
+if TYPE_CHECKING:
+    from recipecli.check import CheckResult
 
 
-def convert_inputs(ck: Checkpoint, target_ck: Checkpoint | None) -> list[tuple[str, Any]]:
+class _OutRules(TypedDict):
+    """How OUT is checked: the keywords of :func:`recipecli.safe_write.prepare_dir`."""
+
+    what: str
+    noun: str
+    force: bool
+
+
+def convert_inputs(ck: Checkpoint, target_ck: Checkpoint | None) -> list[Input]:
     """What convert reads, for the OUT checks: the draft's folder and files, the target's."""
     inputs = checkpoint_inputs(ck, f"the draft {ck.source}")
     if target_ck is not None:
@@ -88,7 +89,8 @@ def convert(
         UsageError: OUT is, holds or lies inside the draft or the target, is the current
             directory, exists (without ``--force``), is not a previous convert output (with
             it), is a link or a file; inconsistent flags; OUT's directory is missing (never
-            created), a file, or not writable (:func:`check_out_parent`, :func:`make_temp_out`).
+            created), a file, or not writable (:func:`recipecli.safe_write.prepare_dir`,
+            :func:`make_temp_out`).
         KeyboardInterrupt: Ctrl-C, SIGTERM or SIGHUP (nothing is left behind).
     """
     with interrupt_on_signals():  # SIGTERM/SIGHUP clean up like Ctrl-C: no OUT, no temp dir
@@ -97,13 +99,13 @@ def convert(
 
 def _open_sources(
     draft: str | Checkpoint, out: Path, options: ConvertOptions, target: str | Checkpoint | None
-) -> tuple[Checkpoint, Checkpoint | None, list[tuple[str, Any]], dict[str, Any]]:
+) -> tuple[Checkpoint, Checkpoint | None, list[Input], _OutRules]:
     """(draft, target, what convert reads, OUT's rules): the draft opened, OUT checked against
     it (before the target is opened, so a bad OUT fails fast), then the target opened."""
     from recipecli.checkpoint import open_checkpoint
 
     ck = draft if isinstance(draft, Checkpoint) else open_checkpoint(draft)
-    where = {"what": "OUT", "noun": "OUT", "force": options.force}
+    where = _OutRules(what="OUT", noun="OUT", force=options.force)
     early = convert_inputs(ck, None)
     if isinstance(target, str):
         early += path_inputs(f"the --target {target}", target)
@@ -116,7 +118,7 @@ def _open_sources(
 
 def _write_verified(
     plan: ConvertPlan, reader: TensorReader, tmp: Path, progress: bool, fsync: bool
-) -> tuple[list[str], dict[str, Any]]:
+) -> tuple[list[str], Verification]:
     """Write the plan into ``tmp`` and prove it (shard names, the verification record).
 
     Written on this thread, each finished tensor compared with the source on another, flushed
@@ -139,20 +141,20 @@ def _write_verified(
             if flushed is not None:
                 flushed.result()
     out_ck = verify_reopened(plan, tmp)
-    verification = {
-        "tensors_compared": len(plan.moves),
-        "bytes_compared": compared,
-        "semantic_differences": {},
-        "out_checkpoint": out_ck,
-    }
+    verification = Verification(
+        tensors_compared=len(plan.moves),
+        bytes_compared=compared,
+        semantic_differences={},
+        out_checkpoint=out_ck,
+    )
     return shards, verification
 
 
 def _put_in_place(
     tmp: Path,
     out: Path,
-    inputs: list[tuple[str, Any]],
-    where: dict[str, Any],
+    inputs: list[Input],
+    where: _OutRules,
     fsync: bool,
     notes: list[str],
 ) -> None:
@@ -172,10 +174,19 @@ def _put_in_place(
         fsync_dir(out_abs.parent)
 
 
-def _convert(draft, out, options, target, progress, fsync, run_target_check, log) -> ConvertResult:
+def _convert(
+    draft: str | Checkpoint,
+    out_arg: str | os.PathLike[str],
+    options: ConvertOptions,
+    target: str | Checkpoint | None,
+    progress: bool,
+    fsync: bool,
+    run_target_check: bool,
+    log: Callable[[str], None] | None,
+) -> ConvertResult:
     """:func:`convert`, under its signal handlers."""
     t0 = time.perf_counter()
-    out = Path(out)
+    out = Path(out_arg)
     ck, target_ck, inputs, where = _open_sources(draft, out, options, target)
     out_abs, _owned = prepare_dir(out, inputs=inputs, **where)
     reader = open_reader(ck)
@@ -208,12 +219,15 @@ def _convert(draft, out, options, target, progress, fsync, run_target_check, log
     )
 
 
-def _post_check(target_ck: Checkpoint, out_ck: Checkpoint, opts: ConvertOptions, notes: list[str]):
+def _post_check(
+    target_ck: Checkpoint, out_ck: Checkpoint, opts: ConvertOptions, notes: list[str]
+) -> CheckResult:
     """Run ``check`` on the written output against the target for the engine the output is for
-    (speculators → vLLM, eagle3 → tokenspeed) at TP 1; errors refuse unless ``--force``."""
+    (the output format's :attr:`~recipecli.convert.formats.OutputFormatSpec.check_engine`:
+    speculators → vLLM, eagle3 → tokenspeed) at TP 1; errors refuse unless ``--force``."""
     from recipecli.check import run_check
 
-    engine = "vllm" if opts.to == "speculators" else "tokenspeed"
+    engine = output_format(opts.to).check_engine
     res = run_check(target_ck, out_ck, engines=(engine,), tps=(1,))
     errors = [f for f in res.findings if f.severity == "error"]
     if errors and not opts.force:

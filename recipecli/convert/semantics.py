@@ -18,8 +18,8 @@ def draft_semantics(d: DraftModel, *, norm_output_meaning: str | None = None) ->
 
     Args:
         d: canonical draft.
-        norm_output_meaning: override the format's reading of ``norm_output`` (the ``eagle3``
-            output is written in tokenspeed's chaining meaning although it detects as format B).
+        norm_output_meaning: override the format's reading of ``norm_output`` (convert writes
+            every output in the chaining meaning; ``eagle3`` output detects as format B).
 
     Returns:
         A flat dict of plain values.

@@ -9,7 +9,8 @@ from typing import Any
 
 from recipecli.checkpoint.model import Checkpoint
 from recipecli.convert.casts import CASTABLE, CHUNK_BYTES, ITEMSIZE
-from recipecli.convert.options import DTYPE_OPTION, ConvertOptions, OutputFormat
+from recipecli.convert.formats import TensorNaming, output_format
+from recipecli.convert.options import DTYPE_OPTION, ConvertOptions
 from recipecli.convert.reader import open_reader
 from recipecli.convert.translate import refuse
 from recipecli.draft import DraftModel, strip_prefix
@@ -54,9 +55,10 @@ class TensorMove:
         return out
 
 
-def map_tensor_name(name: str, d: DraftModel, to: OutputFormat, n_layers: int) -> str | None:
-    """Output name of source tensor ``name`` (``midlayer.*`` <-> ``layers.{i}.*``, the rename vLLM
-    v0.33.0 ``Eagle3LlamaForCausalLM.load_weights`` applies), or None when unknown.
+def map_tensor_name(name: str, d: DraftModel, naming: TensorNaming, n_layers: int) -> str | None:
+    """Output name of source tensor ``name`` under the output format's ``naming``
+    (``midlayer.*`` <-> ``layers.{i}.*``, the rename vLLM v0.33.0
+    ``Eagle3LlamaForCausalLM.load_weights`` applies), or None when unknown.
 
     ``midlayer.*`` / ``midlayer.{i}.*`` / ``layers.{i}.*`` become ``layers.{i}.*`` (speculators) or
     ``midlayer.*`` (eagle3, one layer; ``midlayer.{i}.*`` for more); top-level roles keep their
@@ -69,9 +71,7 @@ def map_tensor_name(name: str, d: DraftModel, to: OutputFormat, n_layers: int) -
     if not parsed or parsed[1] not in LAYER_SUFFIXES:
         return None
     idx, rest = parsed
-    if to == "speculators":
-        return f"layers.{idx}.{rest}"
-    return f"midlayer.{rest}" if n_layers == 1 else f"midlayer.{idx}.{rest}"
+    return naming.layer_name(idx, rest, n_layers)
 
 
 def plan_moves(
@@ -94,7 +94,8 @@ def plan_moves(
     cast_to = DTYPE_OPTION.get(opts.dtype)
     if opts.dtype not in DTYPE_OPTION:
         raise UsageError(f"--dtype {opts.dtype!r}: expected keep, bf16 or fp16")
-    unknown = [n for n in names if map_tensor_name(n, d, opts.to, n_layers) is None]
+    naming = output_format(opts.to).naming
+    unknown = [n for n in names if map_tensor_name(n, d, naming, n_layers) is None]
     if unknown:
         raise refuse(
             f"{len(unknown)} tensor(s) have no place in {opts.to} output: {', '.join(unknown[:5])}"
@@ -115,7 +116,7 @@ def plan_moves(
         nbytes = info.nbytes
         if dst_dtype != info.dtype:
             nbytes = info.nbytes // ITEMSIZE[info.dtype] * ITEMSIZE[dst_dtype]
-        dst = map_tensor_name(n, d, opts.to, n_layers) or n
+        dst = map_tensor_name(n, d, naming, n_layers) or n
         moves.append(TensorMove(n, dst, info.dtype, dst_dtype, tuple(info.shape), nbytes))
     for dst, raw in derived.items():
         moves.append(

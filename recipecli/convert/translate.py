@@ -1,6 +1,8 @@
 """Fields translated by meaning (module docstring of :mod:`recipecli.convert`): aux ids between
-conventions, ``norm_before_residual``, ``norm_output``, the vocabulary maps, and what tokenspeed
-cannot serve. Each resolver returns the output value and the :class:`Translation` records."""
+conventions, ``norm_before_residual``, ``norm_output``, the vocabulary maps, and what the output
+format's check engine cannot serve. Each resolver returns the output value and the
+:class:`Translation` records; what the output format says comes from its
+:class:`~recipecli.convert.formats.OutputFormatSpec`."""
 
 from __future__ import annotations
 
@@ -10,8 +12,15 @@ from typing import Any
 import numpy as np
 
 from recipecli.checkpoint.model import Checkpoint
-from recipecli.convert.options import OUTPUT_CONVENTION, ConvertOptions, OutputFormat
-from recipecli.draft import TRAINED_CONVENTION, DraftModel, from_hidden_state, to_hidden_state
+from recipecli.convert.formats import OutputFormatSpec, output_format
+from recipecli.convert.options import ConvertOptions
+from recipecli.draft import (
+    TRAINED_CONVENTION,
+    Convention,
+    DraftModel,
+    from_hidden_state,
+    to_hidden_state,
+)
 from recipecli.errors import ConvertError, UsageError
 
 
@@ -65,7 +74,7 @@ def derive_t2d(d2t: np.ndarray, V: int) -> np.ndarray:
 
 
 def _draft_hidden(
-    d: DraftModel, opts: ConvertOptions, conv: str | None, src: str, notes: list[str]
+    d: DraftModel, opts: ConvertOptions, conv: Convention | None, src: str, notes: list[str]
 ) -> tuple[int, ...] | None:
     """The draft's own aux ids as hidden-state indices (None when absent, or unknown and
     replaced by ``--aux-ids``)."""
@@ -122,7 +131,7 @@ def _given_hidden(
 
 
 def _output_ids(
-    hidden: tuple[int, ...], opts: ConvertOptions, fc_k: int | None, src: str
+    hidden: tuple[int, ...], out: OutputFormatSpec, fc_k: int | None, src: str
 ) -> tuple[int, ...]:
     """The output's aux ids (in its convention) for hidden-state indices ``hidden``; refused when
     they do not match ``fc`` or name the embedding output in layer-output convention."""
@@ -132,12 +141,11 @@ def _output_ids(
             src,
             "give as many aux ids as fc chunks",
         )
-    out_conv = OUTPUT_CONVENTION[opts.to]
-    out_ids = from_hidden_state(hidden, out_conv)
+    out_ids = from_hidden_state(hidden, out.aux_convention)
     if any(i < 0 for i in out_ids):
         raise refuse(
             f"aux hidden states {list(hidden)} include the embedding output (index 0), which "
-            f"{opts.to} output cannot express in {out_conv} convention",
+            f"{out.key} output cannot express in {out.aux_convention} convention",
             src,
             "see docs/convert.md, aux ids",
         )
@@ -159,6 +167,7 @@ def resolve_aux(
         UsageError: ``--aux-ids`` without ``--aux-id-convention``.
     """
     src = ck.source
+    out = output_format(opts.to)
     by_format = TRAINED_CONVENTION.get(d.format or "")
     # --aux-id-convention describes --aux-ids when they are given, else the draft's own ids
     conv = by_format if opts.aux_ids is not None else (opts.aux_id_convention or by_format)
@@ -177,7 +186,7 @@ def resolve_aux(
                 "pass --aux-ids and --aux-id-convention (docs/convert.md, aux ids)",
             )
         return None, trans, notes
-    out_ids = _output_ids(src_hidden, opts, fc_k, src)
+    out_ids = _output_ids(src_hidden, out, fc_k, src)
     if d.aux_ids is not None and opts.aux_ids is None:
         trans.append(
             Translation(
@@ -185,8 +194,8 @@ def resolve_aux(
                 {"ids": list(d.aux_ids), "where": d.sources.get("aux_ids"), "convention": conv},
                 {
                     "ids": list(out_ids),
-                    "where": _aux_where(opts.to),
-                    "convention": OUTPUT_CONVENTION[opts.to],
+                    "where": out.aux_ids_written_at,
+                    "convention": out.aux_convention,
                 },
                 "hidden states entering layers "
                 f"{list(src_hidden)}; vLLM/speculators write hidden-state indices, SpecForge/SGLang/"
@@ -196,22 +205,17 @@ def resolve_aux(
     return src_hidden, trans, notes
 
 
-def _aux_where(to: OutputFormat) -> str:
-    if to == "speculators":
-        return "eagle_aux_hidden_state_layer_ids"
-    return "eagle_aux_hidden_state_layer_ids + eagle_config.eagle_aux_hidden_state_layer_ids"
-
-
 def resolve_norm_before_residual(
     d: DraftModel, opts: ConvertOptions, src: str
 ) -> tuple[bool | None, list[Translation]]:
-    """``norm_before_residual`` for the output (vLLM ``vllm/transformers_utils/configs/speculators/
-    algos.py`` ``update_eagle3`` assumes true when a speculators config omits it): the draft's,
-    or ``--norm-before-residual``.
+    """``norm_before_residual`` for the output: the draft's, or ``--norm-before-residual``.
 
     Raises:
-        ConvertError: the flag contradicts the draft (without ``--force``), or speculators output
-            and neither says it.
+        ConvertError: the flag contradicts the draft (without ``--force``), or neither says it
+            and the output format must state it
+            (:attr:`~recipecli.convert.formats.OutputFormatSpec.norm_before_residual_required`:
+            vLLM ``vllm/transformers_utils/configs/speculators/algos.py`` ``update_eagle3``
+            assumes true when a speculators config omits it).
     """
     nbr = d.norm_before_residual
     trans: list[Translation] = []
@@ -233,10 +237,11 @@ def resolve_norm_before_residual(
                 )
             )
         nbr = opts.norm_before_residual
-    if opts.to == "speculators" and nbr is None:
+    required = output_format(opts.to).norm_before_residual_required
+    if required is not None and nbr is None:
         raise refuse(
-            f"format {d.format} does not record norm_before_residual and speculators output must state it "
-            "(vLLM assumes true when a speculators config omits it, speculators' default is false)",
+            f"format {d.format} does not record norm_before_residual and {opts.to} output must "
+            f"state it ({required})",
             src,
             "pass --norm-before-residual true|false as the draft was trained",
         )
@@ -268,42 +273,34 @@ def resolve_norm_output(
     trans = Translation(
         "norm_output",
         d.norm_output,
-        False if opts.to == "speculators" else None,
+        output_format(opts.to).norm_output_when_off,
         f"format {d.format} norm_output means 'norm before lm_head' (SpecForge); the output "
         "key means Eagle 3.1 post-norm chaining, which this draft does not do",
     )
     return False, [trans]
 
 
-def tokenspeed_refusals(
+def serving_refusals(
     d: DraftModel, opts: ConvertOptions, n_layers: int, nbr: bool | None, src: str
 ) -> list[str]:
-    """Notes for ``--force`` on eagle3 output tokenspeed cannot serve: more than one layer, a
-    ``target_hidden_size`` other than H, ``norm_before_residual`` true (docs/convert.md, tokenspeed).
+    """Notes for ``--force`` on output its format's check engine cannot serve
+    (:attr:`~recipecli.convert.formats.OutputFormatSpec.serving_limits`: for eagle3 output,
+    tokenspeed's one layer, Ht = H and ``norm_before_residual`` false; docs/convert.md,
+    tokenspeed).
 
     Raises:
         ConvertError: any of those without ``--force``.
     """
-    if opts.to != "eagle3":
-        return []
-    why = []
-    if n_layers > 1:
-        why.append(
-            f"{n_layers} decoder layers (tokenspeed: 'EAGLE3 currently only supports 1 layer')"
-        )
-    if d.target_hidden_size_declared and d.Ht != d.H:
-        why.append(
-            f"target_hidden_size {d.Ht} != hidden_size {d.H} (tokenspeed's Llama path ignores target_hidden_size)"
-        )
-    if nbr is True:
-        why.append("norm_before_residual true (tokenspeed always adds the raw hidden as residual)")
+    out = output_format(opts.to)
+    why = out.serving_limits(d, n_layers, nbr)
+    engine = out.check_engine
     if why and not opts.force:
         raise refuse(
-            "tokenspeed cannot serve this draft as eagle3: " + "; ".join(why),
+            f"{engine} cannot serve this draft as {out.key}: " + "; ".join(why),
             src,
-            "convert --to speculators for vLLM, or add --force (docs/convert.md, tokenspeed)",
+            out.serving_limits_hint,
         )
-    return [f"--force: tokenspeed cannot serve this output: {w}" for w in why]
+    return [f"--force: {engine} cannot serve this output: {w}" for w in why]
 
 
 def resolve_vocab_maps(

@@ -1,12 +1,20 @@
-"""`recipecli convert DRAFT OUT --to speculators|eagle3`."""
+"""`recipecli convert DRAFT OUT --to speculators|eagle3` (``--to``: the registered output
+formats, :mod:`recipecli.convert.formats`)."""
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
 
 import click
 
 from recipecli.cli.params import AUX_IDS, SHARD_SIZE, TrueFalse
 from recipecli.cli.terminal import print_json
+from recipecli.convert.formats import output_formats, to_help
 from recipecli.errors import EXIT_OK
+
+if TYPE_CHECKING:
+    from recipecli.convert.options import DtypeOption, EmbedOption
+    from recipecli.draft import Convention
 
 
 @click.command("convert")
@@ -15,9 +23,9 @@ from recipecli.errors import EXIT_OK
 @click.option(
     "--to",
     "to",
-    type=click.Choice(["speculators", "eagle3"]),
+    type=click.Choice([f.key for f in output_formats()]),
     required=True,
-    help="speculators: layers.0.* + speculators_config (vLLM); eagle3: flat midlayer.* (tokenspeed, SGLang).",
+    help=to_help(),
 )
 @click.option(
     "--target",
@@ -80,19 +88,19 @@ from recipecli.errors import EXIT_OK
 )
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document: every mapping.")
 def command(
-    draft,
-    out,
-    to,
-    target,
-    verifier,
-    aux_ids,
-    aux_id_convention,
-    norm_before_residual,
-    dtype,
-    embed,
-    max_shard_size,
-    force,
-    as_json,
+    draft: str,
+    out: str,
+    to: str,
+    target: str | None,
+    verifier: str | None,
+    aux_ids: tuple[int, ...] | None,
+    aux_id_convention: Convention | None,
+    norm_before_residual: bool | None,
+    dtype: DtypeOption,
+    embed: EmbedOption,
+    max_shard_size: int,
+    force: bool,
+    as_json: bool,
 ) -> int:
     """Convert the EAGLE3 draft in DRAFT into OUT, translating fields by meaning.
 
