@@ -227,12 +227,9 @@ def sync(
         UsageError: a page would overwrite a file without the marker; ``out_dir`` is a file or
             cannot be created; a page cannot be written.
     """
-    from recipecli.docsgen.engine_pages import ENGINE_MARKER
-    from recipecli.output import atomic_write_text
-    from recipecli.safe_write import check_inputs, generated_page_kind
+    from recipecli.safe_write import check_inputs
 
     out = Path(out_dir)
-    where = {"what": "page", "noun": "-o DIR", "inputs": inputs}
     if out.exists() and not out.is_dir():
         raise _output_dir_error(out, "it is a file, not a directory")
     missing, stale, same, foreign = _compare(pages, out)
@@ -251,16 +248,37 @@ def sync(
         return SyncResult(tuple(missing), tuple(stale), tuple(orphans), unchanged=tuple(same))
     ensure_output_dir(out)
     written = (*missing, *stale)
-    for name in written:
+    _write(out, {name: pages[name] for name in written}, orphans, inputs)
+    return SyncResult(
+        tuple(missing), tuple(stale), tuple(orphans), written, tuple(orphans), tuple(same)
+    )
+
+
+def _write(
+    out: Path,
+    pages: Mapping[str, str],
+    orphans: Sequence[str],
+    inputs: Sequence[tuple[str, str | os.PathLike[str]]],
+) -> None:
+    """Write ``pages`` into ``out`` (atomically, each over nothing or a generated page), then
+    delete the ``orphans`` (none of them one of the ``inputs``).
+
+    Raises:
+        UsageError: a page cannot be written, or an orphan is an input.
+    """
+    from recipecli.docsgen.engine_pages import ENGINE_MARKER
+    from recipecli.output import atomic_write_text
+    from recipecli.safe_write import check_inputs, generated_page_kind
+
+    for name, text in pages.items():
         atomic_write_text(
             out / name,
-            pages[name],
+            text,
             kind=generated_page_kind(GENERATED_MARKER, ENGINE_MARKER),
-            **where,
+            what="page",
+            noun="-o DIR",
+            inputs=inputs,
         )
     for name in orphans:
         check_inputs(out / name, inputs, what="page", noun="-o DIR")
         (out / name).unlink()
-    return SyncResult(
-        tuple(missing), tuple(stale), tuple(orphans), written, tuple(orphans), tuple(same)
-    )
