@@ -371,6 +371,8 @@ _LARGE_N_CONFIGS: tuple[tuple[int, int, int, int], ...] = (
 #: N=4096 (graphed) the register tile stays ahead below 8192 lanes (H=4096: 101.2 % against
 #: 93.8 % looped; H=5120 90.6 % looped), so those widths loop only from N=16384. 4 KiB rows
 #: (H=2048) at N=32768: register tile 93.4 %, looped chunk 1024 x 4 warps 99.1 % (dual).
+#: Widths 2049-3072 (``--wide``, do_bench, 5 rounds): dual H=2880 N=32768 chunk 2048 x 4 86.4 %,
+#: 1024 x 8 96.4 % (N=65536 88.5 -> 97.9 %); H=2560 N=32768 78.8 -> 96.9 %.
 LOOP_MIN_ROWS = 16384
 LOOP_MIN_ROWS_WIDE = 2048
 LOOP_MIN_ROW_BYTES = 4096
@@ -380,8 +382,8 @@ def loop_config(n_rows: int, width: int, elem_bytes: int) -> tuple[int, int, boo
     """``(CHUNK, num_warps, streaming stores)`` when rows of ``width`` are read looped, else None.
 
     Chunks of 4096 lanes x 16 warps when the width is a multiple of 4096 from 8192 on, 1024 x 4
-    for a width of 2048 or less, 2048 x 4 up to 4096, else 2048 x 8 (5120, 6144, 7168: at most
-    half a chunk idle),
+    for a width of 2048 or less, 1024 x 8 up to 3072, 2048 x 4 up to 4096, else 2048 x 8 (5120,
+    5376, 6144, 7168: at most half a chunk idle),
     with streaming stores (``.cs``) for widths above 6144 that are not a multiple of 4096 (7168).
     Never under the CPU interpreter (which gets ``chunk`` explicitly when it should loop).
     """
@@ -393,6 +395,8 @@ def loop_config(n_rows: int, width: int, elem_bytes: int) -> tuple[int, int, boo
         return 4096, 16, False
     if width <= 2048:
         return 1024, 4, False
+    if width <= 3072:
+        return 1024, 8, False
     if width <= 4096:
         return 2048, 4, False
     return 2048, 8, width > 6144
@@ -628,9 +632,19 @@ def _tuning(n: int, width: int, true_width: int, esize: int, rows_per_program, n
     return rows_per_program or rows, num_warps or warps, chunk or 0, bool(cs)
 
 
-def _evict(evict: str | None, n: int, width: int, esize: int) -> str:
-    """The eviction hint of the rows' loads: ``evict`` when given, else ``"evict_first"``."""
-    return "evict_first" if evict is None else evict
+#: Up to this many rows the register tile loads the rows with no eviction hint (else
+#: ``evict_first``). H200 sweep (``kernels/sweep_rmsnorm.py --small``, CUDA graph of 20 calls,
+#: bf16, median of 5 rounds, % of a same-bytes copy, ``evict_first`` -> none): dual N=512
+#: H=8192 93.7 -> 94.8 %, H=5120 85.5 -> 90.6 %, H=4096 88.0 -> 89.1 %, H=2880 87.9 -> 90.7 %;
+#: N=64 H=8192 88.9 -> 90.1 %. A decode step's inputs were just written and sit in L2.
+EVICT_HINT_MAX_ROWS = 1024
+
+
+def _evict(evict: str | None, n: int, chunk: int) -> str:
+    """The eviction hint of the rows' loads (pass 2 of the loop): ``evict`` when given."""
+    if evict is not None:
+        return evict
+    return "" if chunk == 0 and n <= EVICT_HINT_MAX_ROWS else "evict_first"
 
 
 def dual_plan(
@@ -659,7 +673,7 @@ def dual_plan(
     pdl_on = _pdl_on(pdl, device_index)
     consts = {"ROWS": rows, "BLOCK1": block1, "TAIL1": tail1, "BLOCK2": block2, "TAIL2": tail2,
               "CHUNK": chunk, "HF_ORDER": CONVENTIONS[convention], "RNE_BF16": INTERPRETED,
-              "SEG_MAJOR": seg_major, "STORE_CS": store_cs, "X_EVICT": _evict(evict, n, width, esize),
+              "SEG_MAJOR": seg_major, "STORE_CS": store_cs, "X_EVICT": _evict(evict, n, chunk),
               "PERSISTENT": bool(persistent), "O2_IN_O1": False, "PDL": pdl_on}  # fmt: skip
     static = (n, n_tiles, o2_off, *strides, d1, d2, float(d1), float(d2))
     return Launch(_dual_rmsnorm_kernel, _grid(n_tiles, persistent, device_index), static, consts,
@@ -692,7 +706,7 @@ def grouped_plan(
     consts = {"ROWS": rows, "BLOCK": block, "TAIL": tail, "CHUNK": chunk,
               "HF_ORDER": CONVENTIONS[convention], "RNE_BF16": INTERPRETED, "SEG_MAJOR": seg_major,
               "N_SEG": k, "STACKED": stacked, "STORE_CS": store_cs,
-              "X_EVICT": _evict(evict, n, block + tail, esize), "PERSISTENT": bool(persistent),
+              "X_EVICT": _evict(evict, n, chunk), "PERSISTENT": bool(persistent),
               "PDL": pdl_on}  # fmt: skip
     static = (n, n_tiles, *strides, h, h, stride_w, h, float(h))
     live = 3 if stacked else 2 + k

@@ -526,3 +526,48 @@ def test_second_call_takes_the_cached_hot_path(monkeypatch):
     assert compare(second, dual_rmsnorm_concat_ref(a2, b, w1, w2, 1e-5, 1e-5), interpreted=True,
                    convention="hf")["passed"]  # fmt: skip
     assert not torch.equal(second, first[0])
+
+
+def test_loop_config_for_widths_between_2048_and_4096(monkeypatch):
+    # the table as loop_config's docstring states it, outside the interpreter (which never loops):
+    # rows of >= 4 KiB from N = 16384 (LOOP_MIN_ROWS) on, 8192 lanes and more from N = 2048
+    monkeypatch.setattr(K, "INTERPRETED", False)
+    assert K.loop_config(32768, 2880, 2) == (1024, 8, False)  # gpt-oss-120b
+    assert K.loop_config(65536, 2560, 2) == (1024, 8, False)
+    assert K.loop_config(32768, 3072, 2) == (1024, 8, False)
+    assert K.loop_config(32768, 3584, 2) == (2048, 4, False)
+    assert K.loop_config(32768, 2048, 2) == (1024, 4, False)
+    assert K.loop_config(32768, 5376, 2) == (2048, 8, False)
+    assert K.loop_config(4096, 12288, 2) == (4096, 16, False)
+    assert K.loop_config(16383, 2880, 2) is None  # below LOOP_MIN_ROWS: the register tile
+    assert K.loop_config(32768, 1536, 2) is None  # 3 KiB rows (bf16) never loop
+    assert K.loop_config(32768, 1536, 4) == (1024, 4, False)  # 6 KiB fp32 rows do
+
+
+def test_eviction_hint_of_the_row_loads():
+    # the register tile at N <= 1024 (decode) loads with no hint, everything else evict_first
+    assert K._evict(None, 1, 0) == ""
+    assert K._evict(None, 1024, 0) == ""
+    assert K._evict(None, 1025, 0) == "evict_first"
+    assert K._evict(None, 512, 1024) == "evict_first"  # the looped reduction's second pass
+    assert K._evict("evict_last", 1, 0) == "evict_last"
+    plan = K.dual_plan(64, 2880, 2880, (2880, 2880, 5760, 5760), 2880, 2, -1)
+    assert plan.consts["X_EVICT"] == ""
+    assert list(plan.consts).index("X_EVICT") == list(plan.consts).index("STORE_CS") + 1
+
+
+@needs_interpreter
+def test_eviction_hints_give_the_same_bits():
+    gen = torch.Generator().manual_seed(7)
+    a = torch.randn(3, 2880, generator=gen).to(torch.bfloat16)
+    b = torch.randn(3, 2880, generator=gen).to(torch.bfloat16)
+    w = _weights(2880, torch.bfloat16, gen)
+    outs = []
+    for evict in ("", "evict_first", "evict_last"):
+        out = torch.full((3, 5760), float("nan"), dtype=torch.bfloat16)
+        K.dual_rmsnorm_launch(a, b, w, w, 1e-5, 1e-5, out[:, :2880], out[:, 2880:], evict=evict)
+        outs.append(out)
+    assert not outs[0].isnan().any()
+    assert all(torch.equal(outs[0], o) for o in outs[1:])
+    ref = dual_rmsnorm_concat_ref(a, b, w, w, 1e-5, 1e-5, "hf")
+    assert compare(outs[0], ref, convention="hf")["passed"]

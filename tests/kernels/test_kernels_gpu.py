@@ -27,6 +27,9 @@ DTYPES = [torch.bfloat16, torch.float16, torch.float32]
 #: Llama-3.2-1B/Qwen3-30B-A3B (2048), Llama-3.1-8B (4096), Mistral-Nemo (5120), Qwen3-235B (4096 x
 #: 64 heads -> 6144 in some drafts), DeepSeek-V3 (7168), Llama-3.1-70B (8192), plus odd widths.
 WIDTHS = [2048, 4096, 5120, 6144, 7168, 8192]
+#: The other hidden sizes of public EAGLE3 targets that the benchmark sweeps (issue #30): not
+#: powers of two (2560, 2880, 3072, 3584, 5376, 12288) and 16384.
+OTHER_WIDTHS = [2560, 2880, 3072, 3584, 5376, 12288, 16384]
 
 
 def _w(d, dtype):
@@ -41,11 +44,11 @@ def _check(out, ref, conv, what):
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
-@pytest.mark.parametrize("d1, d2", [(h, h) for h in WIDTHS] + [(1536, 512), (2880, 2880)])
+@pytest.mark.parametrize("d1, d2", [(h, h) for h in WIDTHS + OTHER_WIDTHS] + [(1536, 512)])
 def test_dual_gpu_matches_reference(d1, d2, dtype):
     torch.manual_seed(d1 + d2)
     w1, w2 = _w(d1, dtype), _w(d2, dtype)
-    for n in (0, 1, 3, 64, 512, 2100):  # 2100 >= LOOP_MIN_ROWS: the looped reduction
+    for n in (0, 1, 3, 64, 512, 2100):  # 2100 >= LOOP_MIN_ROWS_WIDE: looped from 8192 lanes
         a = torch.randn(n, d1, device="cuda").to(dtype)
         b = torch.randn(n, d2, device="cuda").to(dtype)
         for conv in ("hf", "fp32_weight"):
@@ -59,6 +62,7 @@ def test_dual_gpu_matches_reference(d1, d2, dtype):
 
 
 GROUPED = [(k, h, torch.bfloat16) for k in (1, 2, 3, 4, 5) for h in WIDTHS]
+GROUPED += [(k, h, torch.bfloat16) for k in (2, 5) for h in (2560, 2880, 5376)]
 GROUPED += [(k, 4096, dt) for k in (1, 3, 5) for dt in (torch.float16, torch.float32)]
 
 
@@ -163,7 +167,7 @@ def test_launch_variants_agree_gpu():
     for rows, warps in ((1, 8), (2, 16), (4, 4)):
         outs = []
         for kw in ({}, {"seg_major": False}, {"store_cs": True}, {"pdl": False},
-                   {"persistent": 2}):  # fmt: skip
+                   {"persistent": 2}, {"evict": ""}, {"evict": "evict_first"}):  # fmt: skip
             out = torch.empty(n, 2 * h, device="cuda", dtype=torch.bfloat16)
             K.dual_rmsnorm_launch(a, b, w1, w2, 1e-6, 1e-6, out[:, :h], out[:, h:], chunk=0,
                                   rows_per_program=rows, num_warps=warps, **kw)  # fmt: skip
@@ -255,7 +259,7 @@ def test_fallback_on_cuda_equals_reference():
     )
 
 
-@pytest.mark.parametrize("h", [2048, 5120])
+@pytest.mark.parametrize("h", [2048, 2880, 5120, 12288])
 def test_public_path_at_large_n_takes_the_looped_reduction(h):
     # N >= LOOP_MIN_ROWS: the default launch loops (chunk > 0) and still matches the reference
     n = K.LOOP_MIN_ROWS + 3
