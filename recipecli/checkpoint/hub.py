@@ -8,28 +8,22 @@ instead. From the Hub only ``config.json`` and the safetensors HEADERS are fetch
 fetched with one range request each. Weights are never downloaded. Tokens come from
 huggingface_hub's usual places and never appear in messages.
 
-Network failures are bounded: while recipecli talks to the Hub, huggingface_hub's shared HTTP
-client (``huggingface_hub.utils.set_client_factory``) gets a transport wrapper that gives every
-request a deadline of ``--timeout`` seconds (default 10) for connect, send, headers and body
-together, allows each request two attempts (huggingface_hub retries 5xx, 429, resets and
-timeouts up to five times with backoff, ~24 s), and after a final failure fails every further
-request at once. The command then stops with one line saying what happened: no answer within
-the deadline, an HTTP 5xx, a reset connection, a TLS error.
+Network failures are bounded (:func:`~recipecli.checkpoint.hub_transport.hub_requests`): every
+request gets a deadline of ``--timeout`` seconds (default 10) for connect, send, headers and body
+together and two attempts, and after a final failure every further request fails at once. The
+command then stops with one line saying what happened: no answer within the deadline, an HTTP
+5xx, a reset connection, a TLS error.
 """
 
 from __future__ import annotations
 
 import os
 import re
-import ssl
-import threading
-import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from recipecli.checkpoint.hub_timeout import DEFAULT_TIMEOUT_S
+from recipecli.checkpoint.hub_transport import HubGiveUp, HubGuard, first_line, hub_requests
 from recipecli.checkpoint.local import (
     BIN_INDEX,
     SAFE_INDEX,
@@ -42,9 +36,6 @@ from recipecli.checkpoint.model import Checkpoint, TensorInfo
 from recipecli.checkpoint.safetensors_format import IO_STATS
 from recipecli.checkpoint.safetensors_header import validate_entries
 from recipecli.errors import CheckpointFormatError, RecipeCliError, SourceError
-
-#: Attempts per Hub request (the first try and one retry).
-MAX_ATTEMPTS = 2
 
 REPO_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9._-]+$")
 _TRUE = {"1", "true", "yes", "on"}
@@ -111,250 +102,8 @@ def _unreachable(what: str, reason: str | None = None) -> SourceError:
     )
 
 
-# ----------------------------------------------------------------------------- bounded requests
-
-
-class HubGiveUp(Exception):
-    """Raised inside the HTTP transport after a final failure (never retried by huggingface_hub,
-    which retries only httpx errors and some status codes)."""
-
-
-class _Guard:
-    """Deadline, attempt counts and the failure seen, for one stretch of Hub requests."""
-
-    def __init__(self, timeout: float):
-        self.timeout = timeout
-        self.attempts: dict[tuple[str, str], int] = {}
-        self.failure: str | None = None  # final: every later request fails at once
-        self.problem: str | None = None  # last transient problem (a 5xx answered, a reset)
-
-    def give_up(self, reason: str) -> HubGiveUp:
-        self.failure = self.failure or reason
-        return HubGiveUp(self.failure)
-
-    def reason(self) -> str | None:
-        return self.failure or self.problem
-
-
-def _first_line(exc: BaseException, limit: int = 100) -> str:
-    text = (str(exc).splitlines() or [type(exc).__name__])[0] or type(exc).__name__
-    return text[:limit]
-
-
-def _is_tls(exc: BaseException) -> bool:
-    seen: BaseException | None = exc
-    for _ in range(6):
-        if seen is None:
-            break
-        if isinstance(seen, ssl.SSLError) or "SSL" in str(seen) or "CERTIFICATE" in str(seen):
-            return True
-        seen = seen.__cause__ or seen.__context__
-    return False
-
-
-_deadline = threading.local()  # .at: monotonic time the current request of this thread must end
-
-
-def _remaining(timeout: float | None, what: str) -> float | None:
-    """``timeout`` cut to what is left of this thread's request deadline (raises when none)."""
-    at = getattr(_deadline, "at", None)
-    if at is None:
-        return timeout
-    left = at - time.monotonic()
-    if left <= 0:
-        import httpcore2
-
-        raise (httpcore2.ConnectTimeout if what == "connect" else httpcore2.ReadTimeout)(
-            "request deadline passed"
-        )
-    return left if timeout is None else min(timeout, left)
-
-
-def _deadline_backend(backend: Any) -> Any:
-    """Wrap an ``httpcore2`` network backend so every connect, read and write of a request
-    waits at most until the request's deadline: the deadline covers the whole request, not each
-    socket operation (a server sending one byte a second never trips a per-read timeout)."""
-
-    class Stream:
-        def __init__(self, stream: Any):
-            self.stream = stream
-
-        def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
-            return self.stream.read(max_bytes, _remaining(timeout, "read"))
-
-        def write(self, buffer: bytes, timeout: float | None = None) -> None:
-            return self.stream.write(buffer, _remaining(timeout, "write"))
-
-        def close(self) -> None:
-            self.stream.close()
-
-        def start_tls(self, ssl_context: Any, server_hostname: Any = None, timeout: Any = None):
-            return Stream(
-                self.stream.start_tls(ssl_context, server_hostname, _remaining(timeout, "connect"))
-            )
-
-        def get_extra_info(self, info: str) -> Any:
-            return self.stream.get_extra_info(info)
-
-    class Backend:
-        def connect_tcp(self, host: str, port: int, timeout: Any = None, **kwargs: Any):
-            stream = backend.connect_tcp(host, port, _remaining(timeout, "connect"), **kwargs)
-            return Stream(stream)
-
-        def connect_unix_socket(self, path: str, timeout: Any = None, **kwargs: Any):
-            return Stream(
-                backend.connect_unix_socket(path, _remaining(timeout, "connect"), **kwargs)
-            )
-
-        def sleep(self, seconds: float) -> None:
-            backend.sleep(seconds)
-
-    return Backend()
-
-
-def _begin_attempt(request: Any, guard: _Guard) -> tuple[str, int, float]:
-    """Count one attempt of ``request``, give it the guard's timeouts and set this thread's
-    request deadline: ``(host, attempt number, start time)``."""
-    host = request.url.host or "the Hub"
-    key = (request.method, str(request.url.copy_with(query=None)))
-    attempt = guard.attempts[key] = guard.attempts.get(key, 0) + 1
-    t = guard.timeout
-    request.extensions = {
-        **request.extensions,
-        "timeout": {"connect": t, "read": t, "write": t, "pool": t},
-    }
-    start = time.monotonic()
-    _deadline.at = start + t
-    return host, attempt, start
-
-
-def _attempt_failed(exc: Exception, host: str, attempt: int, guard: _Guard) -> HubGiveUp | None:
-    """What a timeout, network or protocol error of one attempt means: the final failure to
-    raise, or None when huggingface_hub may retry (a refused or reset connection, first try).
-
-    A timeout and a TLS error are final at once; the others are recorded as ``guard.problem``.
-    """
-    import httpx2
-
-    if isinstance(exc, httpx2.TimeoutException):
-        return guard.give_up(f"{host} did not answer within {guard.timeout:g} s")
-    if _is_tls(exc):
-        return guard.give_up(f"TLS error talking to {host} ({_first_line(exc)})")
-    if isinstance(exc, httpx2.ConnectError):
-        guard.problem = f"cannot connect to {host} ({_first_line(exc)})"
-    else:
-        guard.problem = f"the connection to {host} was reset ({_first_line(exc)})"
-    return guard.give_up(guard.problem) if attempt >= MAX_ATTEMPTS else None
-
-
-def _guard_transport(inner: Any, guard: _Guard) -> Any:
-    """Wrap an ``httpx2`` transport so each request obeys ``guard`` (see the module docstring)."""
-    import httpx2
-
-    pool = getattr(inner, "_pool", None)  # httpx2.HTTPTransport's httpcore2 connection pool
-    if pool is not None and getattr(pool, "_network_backend", None) is not None:
-        pool._network_backend = _deadline_backend(pool._network_backend)
-    failed = (httpx2.TimeoutException, httpx2.NetworkError, httpx2.RemoteProtocolError)
-
-    class DeadlineStream(httpx2.SyncByteStream):
-        def __init__(self, stream: Any, start: float, host: str):
-            self.stream, self.start, self.host = stream, start, host
-
-        def __iter__(self) -> Iterator[bytes]:
-            try:
-                for chunk in self.stream:
-                    if time.monotonic() - self.start > guard.timeout:
-                        raise guard.give_up(
-                            f"{self.host} did not finish answering within {guard.timeout:g} s"
-                        )
-                    yield chunk
-            except httpx2.TimeoutException:
-                raise guard.give_up(
-                    f"{self.host} did not finish answering within {guard.timeout:g} s"
-                ) from None
-            except (httpx2.NetworkError, httpx2.RemoteProtocolError) as exc:
-                raise guard.give_up(
-                    f"the connection to {self.host} broke ({_first_line(exc)})"
-                ) from None
-
-        def close(self) -> None:
-            close = getattr(self.stream, "close", None)
-            if close is not None:
-                close()
-
-    class GuardTransport(httpx2.BaseTransport):
-        def __init__(self, wrapped: Any):
-            self.wrapped = wrapped
-
-        def handle_request(self, request: Any) -> Any:
-            if guard.failure:
-                raise HubGiveUp(guard.failure)
-            host, attempt, start = _begin_attempt(request, guard)
-            try:
-                response = self.wrapped.handle_request(request)
-            except failed as exc:
-                final = _attempt_failed(exc, host, attempt, guard)
-                if final is not None:
-                    raise final from None
-                raise
-            if response.status_code >= 500 or response.status_code == 429:
-                guard.problem = f"{host} answered HTTP {response.status_code}"
-                if attempt >= MAX_ATTEMPTS:
-                    response.close()
-                    raise guard.give_up(guard.problem)
-            response.stream = DeadlineStream(response.stream, start, host)
-            return response
-
-        def close(self) -> None:
-            self.wrapped.close()
-
-    return GuardTransport(inner)
-
-
-@contextmanager
-def hub_requests(timeout: float | None = None) -> Iterator[_Guard]:
-    """Bound every huggingface_hub request made inside the block (see the module docstring)
-    to ``timeout`` seconds each (None: :data:`~recipecli.checkpoint.hub_timeout.DEFAULT_TIMEOUT_S`).
-
-    Wraps the transports of the client that huggingface_hub's current client factory builds
-    (keeping the user's proxies and certificates, and the tests' mock transport); restores the
-    factory afterwards.
-
-    Yields:
-        the guard, whose ``reason()`` says what failed (None when nothing did).
-    """
-    import httpx2
-    from huggingface_hub.utils import _http
-
-    guard = _Guard(DEFAULT_TIMEOUT_S if timeout is None else timeout)
-    previous = getattr(_http, "_GLOBAL_CLIENT_FACTORY", _http.default_client_factory)
-
-    def factory() -> Any:
-        client = previous()
-        transport = getattr(client, "_transport", None)
-        mounts = getattr(client, "_mounts", None)
-        if transport is None or not isinstance(mounts, dict):  # an httpx2 we do not know
-            client.close()
-            return httpx2.Client(
-                transport=_guard_transport(httpx2.HTTPTransport(), guard),
-                event_hooks={"request": [_http.hf_request_event_hook]},
-                follow_redirects=True,
-            )
-        client._transport = _guard_transport(transport, guard)
-        for pattern, mounted in list(mounts.items()):
-            if mounted is not None:
-                mounts[pattern] = _guard_transport(mounted, guard)
-        return client
-
-    _http.set_client_factory(factory)
-    try:
-        yield guard
-    finally:
-        _http.set_client_factory(previous)
-
-
 def _hub_error(
-    exc: Exception, repo_id: str, revision: str | None, guard: _Guard | None = None
+    exc: Exception, repo_id: str, revision: str | None, guard: HubGuard | None = None
 ) -> SourceError:
     from huggingface_hub import errors
 
@@ -394,22 +143,23 @@ def _hub_error(
 
 def _quiet_hub_logs() -> None:
     """huggingface_hub logs every retry ("Retrying in 8s") on stderr; recipecli reports one line."""
+    import logging
+
     from huggingface_hub.utils import logging as hf_logging
 
-    hf_logging.set_verbosity_error()
+    hf_logging.set_verbosity(logging.ERROR)
 
 
-def _hub_reachable(guard: _Guard) -> bool:
+def _hub_reachable(guard: HubGuard) -> bool:
     """One request to the Hub endpoint (through huggingface_hub's HTTP client), so an
     unreachable or failing Hub fails in one deadline instead of after retries."""
-    from huggingface_hub import constants
-    from huggingface_hub.utils import get_session
+    from huggingface_hub import constants, get_session
 
     try:
         response = get_session().head(constants.ENDPOINT)
     except Exception as exc:
         if guard.reason() is None:
-            guard.problem = f"cannot connect ({_first_line(exc)})"
+            guard.problem = f"cannot connect ({first_line(exc)})"
         return False
     if response.status_code >= 500:
         guard.problem = guard.problem or f"the Hub answered HTTP {response.status_code}"
@@ -417,7 +167,7 @@ def _hub_reachable(guard: _Guard) -> bool:
     return True
 
 
-def _hub_config(repo_id: str, revision: str | None, guard: _Guard) -> dict[str, Any]:
+def _hub_config(repo_id: str, revision: str | None, guard: HubGuard) -> dict[str, Any]:
     """Download (into the HF cache) and read ``config.json`` of ``repo_id``@``revision``.
 
     Raises:
@@ -476,7 +226,10 @@ def _hub_range_reader(
 
     def _range(filename: str, start: int, length: int) -> bytes:
         from huggingface_hub import hf_hub_url
-        from huggingface_hub.utils import build_hf_headers, http_backoff
+
+        # their defining modules: huggingface_hub.utils names them without re-exporting them
+        from huggingface_hub.utils._headers import build_hf_headers
+        from huggingface_hub.utils._http import http_backoff
 
         url = hf_hub_url(repo_id, filename, revision=revision)
         headers = build_hf_headers()
