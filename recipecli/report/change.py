@@ -102,12 +102,15 @@ def describe_change(
     favourable = (delta > 0) == (better == "higher")
     if spread is None:
         return Change(delta, relative, "unknown", text, direction, favourable, "unknown")
-    ci = _format_interval(spread, baseline, kind, wording)
-    significance: Significance
+    verdict, said, significance = _judged(spread, favourable, short)
+    text = f"{text} ({said}; {_format_interval(spread, baseline, kind, wording)})"
+    return Change(delta, relative, verdict, text, direction, favourable, significance, spread)
+
+
+def _judged(spread: Spread, favourable: bool, short: str) -> tuple[Verdict, str, Significance]:
+    """(verdict, what the column says of it, significance) of a change with a known spread: an
+    improvement or regression of ``short`` only when the interval excludes 0."""
     if spread.significant:
         verdict: Verdict = "improvement" if favourable else "regression"
-        said, significance = f"{short} {verdict}", "significant"
-    else:
-        verdict, said, significance = "not_significant", "not significant", "not_significant"
-    text = f"{text} ({said}; {ci})"
-    return Change(delta, relative, verdict, text, direction, favourable, significance, spread)
+        return verdict, f"{short} {verdict}", "significant"
+    return "not_significant", "not significant", "not_significant"
