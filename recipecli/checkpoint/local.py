@@ -476,9 +476,12 @@ def load_bin_dir(
     def read_raw(info: TensorInfo) -> bytes:
         t = states[info.shard][info.name].contiguous()
         torch = _import_torch()
+        raw: bytes  # torch is untyped here (imported on use)
         if t.dtype == torch.bfloat16:
-            return t.view(torch.int16).numpy().tobytes()
-        return t.numpy().tobytes()
+            raw = t.view(torch.int16).numpy().tobytes()
+        else:
+            raw = t.numpy().tobytes()
+        return raw
 
     return Checkpoint(
         source=source,
