@@ -21,6 +21,7 @@ import numpy as np
 
 from recipecli.checkpoint.model import Checkpoint
 from recipecli.draft import DraftModel
+from recipecli.engines.spec import EngineSpec
 from recipecli.findings import Finding
 from recipecli.target import TargetModel
 
@@ -188,27 +189,45 @@ STEP_ANCHORS: Mapping[str, str] = {
 
 @dataclass(frozen=True)
 class EngineModel:
-    """An engine's EAGLE3 load path at a pinned version.
+    """An engine's EAGLE3 load path at its pinned version.
 
     Attributes:
-        name: ``vllm`` / ``tokenspeed`` (the ``--engine`` value and the finding's ``engine``).
-        title: display name.
-        repo: ``owner/name``.
-        version: pinned release or commit.
+        spec: the engine's registry entry (name, title, repository, pin).
         steps: in the engine's order.
         notes: facts about how this model is checked (conformance, data extraction).
         sections: other documented facts (override placement, CLI), each under an anchor.
-        data: the ``recipecli/data/engines/`` files the model reads.
     """
 
-    name: str
-    title: str
-    repo: str
-    version: str
+    spec: EngineSpec
     steps: tuple[Step, ...]
     notes: tuple[str, ...] = ()
     sections: tuple[Section, ...] = ()
-    data: tuple[str, ...] = ()
+
+    @property
+    def name(self) -> str:
+        """``vllm`` / ``tokenspeed`` / ``sglang`` (the ``--engine`` value, the finding's ``engine``)."""
+        return self.spec.name
+
+    @property
+    def title(self) -> str:
+        """The engine's display name."""
+        return self.spec.title
+
+    @property
+    def repo(self) -> str:
+        """``owner/name``."""
+        return self.spec.repo
+
+    @property
+    def version(self) -> str:
+        """The pinned release or commit as citations print it (``v0.33.0``, ``f4d8ec6e039c``)."""
+        return self.spec.pin.ref
+
+    @property
+    def data(self) -> tuple[str, ...]:
+        """The ``recipecli/data/engines/`` files the model reads: the engine's extracted data,
+        then transformers' config-class defaults at the release the engine pins."""
+        return (self.spec.pin.data_file, self.spec.pin.transformers_file)
 
     def run(self, ctx: PairContext) -> EngineRun:
         """Run every step on ``ctx``; a step that sets ``run.stop`` ends the run."""
@@ -220,7 +239,8 @@ class EngineModel:
         return run
 
     def version_info(self) -> dict[str, str]:
-        return {"repo": self.repo, "version": self.version}
+        """``{"repo": ..., "version": ...}`` (``check --json`` ``engine_versions``)."""
+        return self.spec.version_info()
 
 
 class StepList:

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import recipecli.recipes.engines as E
+from recipecli.engines import engine_spec
 from recipecli.errors import RecipeError
 from recipecli.findings import Finding
 from recipecli.recipes.resolve import Resolved
@@ -47,12 +48,17 @@ class Rendered:
         return {"env": dict(self.env), "argv": list(self.argv)}
 
 
-def _endpoint(flags: Mapping[str, Any], engine: str = "vllm") -> tuple[str, str]:
+def _endpoint(flags: Mapping[str, Any], engine: str) -> tuple[str, str]:
     host = flags.get("--host")
     host = E.CLIENT_HOST if host is None or str(host) in E.WILDCARD_HOSTS else str(host)
-    default = E.ENGINE_DEFAULT_PORT.get(engine, E.DEFAULT_PORT)
-    port = scalar_text(flags.get("--port", default))
+    port = scalar_text(flags.get("--port", engine_spec(engine).default_port))
     return host, port
+
+
+def _serve_head(engine: str) -> int:
+    """How many argv words come before the flags: the serve command, the model flag, the target."""
+    spec = engine_spec(engine)
+    return len(spec.serve_command) + 1 + (spec.model_flag is not None)
 
 
 def served_model(res: Resolved) -> str:
@@ -66,8 +72,9 @@ def served_model(res: Resolved) -> str:
 def serve_argv(res: Resolved) -> list[str]:
     """``<engine> serve TARGET`` (SGLang: ``python -m sglang.launch_server --model-path
     TARGET``) + the merged flags."""
-    model_flag = E.SERVE_MODEL_FLAG.get(res.engine)
-    argv = [*E.SERVE_COMMAND[res.engine], *([model_flag] if model_flag else []), res.target]
+    spec = engine_spec(res.engine)
+    model_flag = spec.model_flag
+    argv = [*spec.serve_command, *([model_flag] if model_flag else []), res.target]
     for flag, value in res.flags.items():
         argv.extend(serve_flag_argv(res.engine, flag, value))
     return argv
@@ -190,7 +197,7 @@ def bench_argv(res: Resolved, values: Mapping[str, Any] | None = None) -> list[s
         )
         ordered["--result-filename"] = f"{ordered['--label'] or bench_label(res)}{tail}.json"
     metadata = ordered.pop("--metadata", None)
-    argv = ["vllm", "bench", "serve"]
+    argv = list(E.bench_command())
     for flag, value in ordered.items():
         argv.extend(flag_argv(flag, value))
     if metadata is None:
@@ -256,7 +263,7 @@ def rendered_commands(res: Resolved, what: str) -> list[Rendered]:
                 res.env,
                 serve_argv(res),
                 tuple(res.flags.items()),
-                len(E.SERVE_COMMAND[engine]) + 1 + (engine in E.SERVE_MODEL_FLAG),
+                _serve_head(engine),
                 res.warnings,
             )
         ]

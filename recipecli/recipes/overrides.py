@@ -60,7 +60,13 @@ from typing import Any
 
 import recipecli.recipes.engines as E
 from recipecli import codes
-from recipecli.engines import TITLES
+from recipecli.engines import engine_names, engine_spec
+from recipecli.engines.spec import (
+    TEXT_KEYS_NESTED,
+    TEXT_KEYS_ON_TEXT_CONFIG,
+    TEXT_KEYS_ONE_LEVEL,
+    OverridePlacement,
+)
 from recipecli.errors import RecipeError, UsageError
 from recipecli.findings import Finding
 from recipecli.recipes.loader import Recipe
@@ -111,9 +117,6 @@ FORCEABLE_CODES: frozenset[str] = frozenset(
         "recipe.override_conflict",
     }
 )
-
-#: engine -> the engine code its placement follows (:data:`engines.OVERRIDE_PLACEMENT` ``rule``).
-RULES: dict[str, str] = {engine: p.rule for engine, p in E.OVERRIDE_PLACEMENT.items()}
 
 
 @dataclass(frozen=True)
@@ -245,14 +248,14 @@ class _Placing:
     where_of: dict[str, OverrideSource] = field(default_factory=dict)
 
     @property
-    def placement(self) -> E.OverridePlacement:
-        """How the engine applies the overrides (:data:`engines.OVERRIDE_PLACEMENT`)."""
-        return E.OVERRIDE_PLACEMENT[self.engine]
+    def placement(self) -> OverridePlacement:
+        """How the engine applies the overrides (``EngineSpec.overrides``)."""
+        return engine_spec(self.engine).overrides
 
     @property
     def title(self) -> str:
         """The engine's display name, as messages write it (``vLLM``, ``SGLang``)."""
-        return TITLES[self.engine]
+        return engine_spec(self.engine).title
 
     def add(self, code: str, severity: str, key: str, message: str, src: OverrideSource) -> None:
         """One finding about ``key`` from ``src`` (source: its place; the engine's rule)."""
@@ -358,7 +361,7 @@ def _take_source(state: _Placing, src: OverrideSource) -> None:
                 f"the text model does not read them",
                 src,
             )
-    flattened = placement.text_keys == E.TEXT_KEYS_ON_TEXT_CONFIG
+    flattened = placement.text_keys == TEXT_KEYS_ON_TEXT_CONFIG
     if flattened and path and not src.text_only and path[0] in src.value:
         add(
             "recipe.override_placed",
@@ -451,7 +454,7 @@ def _warn_text_key(state: _Placing, key: str, src: OverrideSource, known: Collec
             src,
         )
     placement = state.placement
-    flattened = placement.text_keys == E.TEXT_KEYS_ON_TEXT_CONFIG
+    flattened = placement.text_keys == TEXT_KEYS_ON_TEXT_CONFIG
     if flattened and key in placement.draft_shared_keys:
         add(
             "recipe.override_hits_draft",
@@ -464,7 +467,7 @@ def _warn_text_key(state: _Placing, key: str, src: OverrideSource, known: Collec
 
 
 def _place_nested(state: _Placing) -> Placed:
-    """:data:`engines.TEXT_KEYS_NESTED` (vLLM): wrapper keys flat, text keys nested under the
+    """:data:`~recipecli.engines.spec.TEXT_KEYS_NESTED` (vLLM): wrapper keys flat, text keys nested under the
     wrapped target's text-config path (flat on a plain target)."""
     value: dict[str, Any] = dict(state.top)
     if state.text:
@@ -473,7 +476,7 @@ def _place_nested(state: _Placing) -> Placed:
 
 
 def _place_on_text_config(state: _Placing) -> Placed:
-    """:data:`engines.TEXT_KEYS_ON_TEXT_CONFIG` (tokenspeed): flat, on the config
+    """:data:`~recipecli.engines.spec.TEXT_KEYS_ON_TEXT_CONFIG` (tokenspeed): flat, on the config
     ``get_hf_text_config`` returns; wrapper keys cannot be reached (``recipe.override_dropped``)."""
     text, top, where_of, add = state.text, state.top, state.where_of, state.add
     config, path, force = state.config, state.path, state.force
@@ -511,7 +514,7 @@ def _place_on_text_config(state: _Placing) -> Placed:
 
 
 def _place_one_level(state: _Placing) -> Placed:
-    """:data:`engines.TEXT_KEYS_ONE_LEVEL` (SGLang; module docstring): flat on a plain target;
+    """:data:`~recipecli.engines.spec.TEXT_KEYS_ONE_LEVEL` (SGLang; module docstring): flat on a plain target;
     nothing that works on a wrapped one (``recipe.override_breaks_draft``; with ``force`` the
     nested form, which reaches the target and breaks the draft)."""
     text, top, path, config = state.text, state.top, state.path, state.config
@@ -564,9 +567,9 @@ def _place_one_level(state: _Placing) -> Placed:
 
 # engine placement (engines.OverridePlacement.text_keys) -> how the merged keys are placed
 _PLACE = {
-    E.TEXT_KEYS_NESTED: _place_nested,
-    E.TEXT_KEYS_ON_TEXT_CONFIG: _place_on_text_config,
-    E.TEXT_KEYS_ONE_LEVEL: _place_one_level,
+    TEXT_KEYS_NESTED: _place_nested,
+    TEXT_KEYS_ON_TEXT_CONFIG: _place_on_text_config,
+    TEXT_KEYS_ONE_LEVEL: _place_one_level,
 }
 
 # placement of an engine that applies the overrides to the draft too -> why a wrapper key
@@ -575,10 +578,10 @@ _PLACE = {
 # utils/hf_transformers/common.py get_hf_text_config asserts num_attention_heads); flat on the
 # text config (tokenspeed f4d8ec6e hf_transformers_utils.py get_config / get_hf_text_config).
 _WRAPPER_KEY_ON_DRAFT: dict[str, str] = {
-    E.TEXT_KEYS_ONE_LEVEL: "{title} applies {flag} to the draft config too: on this plain "
+    TEXT_KEYS_ONE_LEVEL: "{title} applies {flag} to the draft config too: on this plain "
     "target a {key} key sets a {key} dict on both configs, and get_hf_text_config then fails at "
     "start-up (no num_attention_heads)",
-    E.TEXT_KEYS_ON_TEXT_CONFIG: "{title} applies {flag} to the draft config too, flat: a {key} "
+    TEXT_KEYS_ON_TEXT_CONFIG: "{title} applies {flag} to the draft config too, flat: a {key} "
     "key sets that attribute on the draft's LlamaConfig, and {title}'s get_hf_text_config then "
     "fails at startup ('text_config must define num_attention_heads')",
 }
@@ -591,10 +594,12 @@ HF_OVERRIDES = "--hf-overrides"
 
 
 def overrides_flag(engine: str) -> str:
-    """The flag that carries config overrides on ``engine`` (:data:`engines.OVERRIDE_PLACEMENT`):
-    ``--hf-overrides`` (vLLM, tokenspeed), ``--json-model-override-args`` (SGLang)."""
-    placement = E.OVERRIDE_PLACEMENT.get(engine)
-    return placement.flag if placement is not None else HF_OVERRIDES
+    """The flag that carries config overrides on ``engine`` (``EngineSpec.overrides``):
+    ``--hf-overrides`` (vLLM, tokenspeed), ``--json-model-override-args`` (SGLang);
+    ``--hf-overrides`` for an engine that is not registered."""
+    if engine not in engine_names():
+        return HF_OVERRIDES
+    return engine_spec(engine).overrides.flag
 
 
 def override_sources(

@@ -21,7 +21,7 @@ from typing import Any
 
 import recipecli.recipes.engines as E
 from recipecli import codes
-from recipecli.engines import TITLES
+from recipecli.engines import engine_spec
 from recipecli.errors import RecipeError, UsageError
 from recipecli.findings import Finding
 from recipecli.recipes.loader import Recipe
@@ -110,10 +110,10 @@ class _SetLayer:
 
 
 def engine_spelling(key: str, value: Any, engine: str) -> Any:
-    """Serve field ``key``'s ``value`` as ``engine`` spells it (:data:`engines.SERVE_VALUE_SPELLING`:
-    SGLang 0.5.23's ``fp8_e4m3`` for a recipe's ``kv_cache_dtype: fp8``); other values unchanged.
+    """Serve field ``key``'s ``value`` as ``engine`` spells it (``EngineSpec.value_spellings``:
+    SGLang's ``fp8_e4m3`` for a recipe's ``kv_cache_dtype: fp8``); other values unchanged.
     Recipe files and ``--set`` go through it alike."""
-    spelling = E.SERVE_VALUE_SPELLING.get(key, {}).get(engine, {})
+    spelling = engine_spec(engine).value_spellings.get(key, {})
     return spelling[value] if isinstance(value, str) and value in spelling else value
 
 
@@ -138,7 +138,7 @@ def _apply_sets(
                 spec[item.key] = item.value
         elif item.kind == "serve":
             value = engine_spelling(item.key, item.value, engine)
-            out.flags.append((E.SERVE_FIELDS[item.key][1][engine], value))
+            out.flags.append((engine_spec(engine).serve_flags[item.key], value))
         elif item.kind == "bench":
             if item.sweep:
                 if out.sweep is not None and out.sweep[0] != item.key:
@@ -155,12 +155,12 @@ def _apply_sets(
 
 def _serve_layer(recipe: Recipe, engine: str) -> tuple[list[tuple[str, Any]], list[Finding]]:
     """The ``serve`` fields as ``engine``'s flags (values respelled where the engine spells them
-    differently: :data:`engines.SERVE_VALUE_SPELLING`), and a warning per field the engine has
-    no flag for."""
+    differently: ``EngineSpec.value_spellings``), and a warning per field the engine has no
+    flag for."""
     base: list[tuple[str, Any]] = []
     warnings: list[Finding] = []
     for key, value in dict(recipe.get("serve") or {}).items():
-        flag = E.SERVE_FIELDS[key][1].get(engine)
+        flag = E.serve_flag(engine, key)
         if flag is None:
             warnings.append(
                 codes.finding(
@@ -178,7 +178,7 @@ def _serve_layer(recipe: Recipe, engine: str) -> tuple[list[tuple[str, Any]], li
 def _speculative_flags(
     recipe: Recipe, engine: str, spec: Mapping[str, Any], draft: str, eng: Mapping[str, Any]
 ) -> list[tuple[str, Any]]:
-    """``engine``'s speculative flags (:data:`engines.SPECULATIVE_FLAGS`).
+    """``engine``'s speculative flags (``EngineSpec.speculative_flags``).
 
     Raises:
         RecipeError: ``num_speculative_tokens`` is not an integer >= 1; a method the engine has
@@ -194,7 +194,7 @@ def _speculative_flags(
     if "draft_tensor_parallel_size" in spec:
         extra["draft_tensor_parallel_size"] = spec["draft_tensor_parallel_size"]
     extra.update(eng.get("speculative_config") or {})
-    return E.SPECULATIVE_FLAGS[engine](spec["method"], draft, n, extra)
+    return engine_spec(engine).speculative_flags(spec["method"], draft, n, extra)
 
 
 def _target_config_for(
@@ -300,20 +300,20 @@ def _merged_flags(
 
 def _check_speculative_config(recipe: Recipe, engine: str, merged: Mapping[str, Any]) -> None:
     """The engine's checks on its speculative JSON mapping (vLLM's ``--speculative-config``;
-    :data:`engines.SPECULATIVE_CONFIG_RULES`), when it has one and the args give a mapping.
+    ``EngineSpec.speculative_config``), when it has one and the args give a mapping.
 
     Raises:
         RecipeError: a key the engine rejects (names the key to use instead), a required key
             missing.
     """
-    rules = E.SPECULATIVE_CONFIG_RULES.get(engine)
+    rules = engine_spec(engine).speculative_config
     spec_cfg = merged.get(rules.flag) if rules is not None else None
     if rules is None or not isinstance(spec_cfg, Mapping):
         return
     for key, instead in rules.refused.items():
         if key in spec_cfg:
             raise RecipeError(
-                f"{rules.flag} must not contain {key} ({TITLES[engine]} rejects it; use {instead})",
+                f"{rules.flag} must not contain {key} ({engine_spec(engine).title} rejects it; use {instead})",
                 path=recipe.where("engines", engine),
             )
     for key in rules.required:
@@ -363,8 +363,7 @@ def resolve(
         RecipeError: an override the engine would drop (:mod:`.overrides`; unless ``force``),
             ``tensor_parallel_size`` in the speculative config, unreadable target config.
     """
-    if engine not in E.ENGINES:
-        raise UsageError(f"unknown engine {engine!r} (choose {', '.join(E.ENGINES)})")
+    engine_spec(engine)  # UsageError: unknown engine
     hw_name, hw = _hardware(recipe, hardware)
     eng: Mapping[str, Any] = (recipe.get("engines") or {}).get(engine) or {}
     spec: dict[str, Any] = dict(recipe.get("speculative") or {})

@@ -13,7 +13,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from recipecli.recipes.engines import ENGINES, SERVE_FIELDS, VENDORS, serve_field_schema
+from recipecli.recipes.engines import ENGINES, SERVE_FIELD_TYPES, VENDORS, serve_field_schema
 
 SCALAR = ["string", "integer", "number", "boolean"]
 ARG_VALUE = ["string", "integer", "number", "boolean", "object", "array", "null"]
@@ -114,7 +114,7 @@ def build_schema() -> dict[str, Any]:
     """Return the recipe JSON Schema (draft 2020-12) as a plain dict.
 
     Returns:
-        the schema; ``serve`` properties come from :data:`recipecli.recipes.engines.SERVE_FIELDS`.
+        the schema; ``serve`` properties come from :data:`recipecli.recipes.engines.SERVE_FIELD_TYPES`.
     """
     per_engine = lambda ref: {  # noqa: E731
         "type": "object",
@@ -166,7 +166,7 @@ def build_schema() -> dict[str, Any]:
             "serve": {
                 "type": "object",
                 "additionalProperties": False,
-                "properties": {k: serve_field_schema(k) for k in SERVE_FIELDS},
+                "properties": {k: serve_field_schema(k) for k in SERVE_FIELD_TYPES},
             },
             "engines": per_engine("#/$defs/engine"),
             "hardware": {

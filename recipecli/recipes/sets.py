@@ -33,8 +33,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import recipecli.recipes.engines as E
+from recipecli.engines import engine_spec
+from recipecli.engines.catalog import load_catalog
 from recipecli.errors import UsageError
-from recipecli.recipes.catalog import load_catalog
 from recipecli.recipes.values import parse_json
 
 SET_SECTIONS: tuple[str, ...] = ("serve", "speculative", "bench", "text_overrides")
@@ -262,9 +263,9 @@ def _bench_flag(name: str) -> str:
 def set_candidates(engine: str) -> list[str]:
     """Every NAME ``--set`` accepts for ``engine`` (for "did you mean")."""
     flags = [f[2:] for f in load_catalog(engine).flags()]
-    bench = [f[2:].replace("-", "_") for f in load_catalog("vllm").flags("bench serve")]
+    bench = [f[2:].replace("-", "_") for f in E.bench_catalog().flags("bench serve")]
     spec = [f"speculative.{k}" for k in _section_props("speculative")]
-    return [*E.SERVE_FIELDS, *spec, "target", "draft", *flags, *bench]
+    return [*E.SERVE_FIELD_TYPES, *spec, "target", "draft", *flags, *bench]
 
 
 def _unknown(name: str, engine: str, what: str) -> UsageError:
@@ -275,7 +276,7 @@ def _unknown(name: str, engine: str, what: str) -> UsageError:
 
 def _field_item(section: str, key: str, name: str, raw: str, engine: str, text: str) -> SetItem:
     schema = _section_props(section)[key]
-    flag = E.SERVE_FIELDS[key][1].get(engine) if section == "serve" else None
+    flag = E.serve_flag(engine, key) if section == "serve" else None
     what = f"{section}.{key}" + (f" ({flag})" if flag else "")
     removable = section == "serve" or key == "draft_tensor_parallel_size"
     vtype = schema.get("type", "string")
@@ -286,8 +287,8 @@ def _field_item(section: str, key: str, name: str, raw: str, engine: str, text: 
         # the engine's own choices for the field's flag (tokenspeed --kv-cache-dtype: auto, fp8, …)
         choices = (load_catalog(engine).flags().get(flag) or {}).get("choices")
         # a serve field is written the recipe's way and spelled for the engine when rendered
-        # (engines.SERVE_VALUE_SPELLING: SGLang's fp8_e4m3 for a recipe's fp8)
-        spelled = E.SERVE_VALUE_SPELLING.get(key, {}).get(engine, {})
+        # (EngineSpec.value_spellings: SGLang's fp8_e4m3 for a recipe's fp8)
+        spelled = engine_spec(engine).value_spellings.get(key, {})
         if choices:
             choices = [*choices, *(str(k) for k, v in spelled.items() if str(v) in choices)]
     value = parse_typed(name, raw, vtype, what, choices=choices, limits=schema, removable=removable)
@@ -295,15 +296,15 @@ def _field_item(section: str, key: str, name: str, raw: str, engine: str, text: 
 
 
 def _flag_item(name: str, raw: str, engine: str, text: str, command: str) -> SetItem:
-    catalog = load_catalog(engine if command == "serve" else "vllm")
+    catalog = load_catalog(engine) if command == "serve" else E.bench_catalog()
     flag = "--" + name.replace("_", "-")
     entry = catalog.flags(command)[flag]
     kind = entry.get("kind")
     vtype = entry.get("type") or ("switch" if kind in SWITCH_KINDS else "str")
-    label = "vllm bench serve" if command == "bench serve" else engine
+    label = E.bench_name() if command == "bench serve" else engine
     what = f"{flag} ({label} {catalog.version})"
     limits: dict[str, Any] = {}
-    field = E.SERVE_FLAG_FIELDS.get(engine, {}).get(flag) if command == "serve" else None
+    field = E.serve_flag_fields(engine).get(flag) if command == "serve" else None
     if field is not None:
         limits = E.SERVE_LIMITS.get(field, {})
     elif command == "bench serve":
@@ -358,8 +359,8 @@ def check_set(text: str, engine: str) -> SetItem:
             return SetItem("text_override", rest, config_value(raw), text)
         if section == "bench":
             flag = _bench_flag(rest)
-            if flag not in load_catalog("vllm").flags("bench serve"):
-                raise _unknown(name, engine, f"not a vllm bench serve flag ({flag})")
+            if flag not in E.bench_catalog().flags("bench serve"):
+                raise _unknown(name, engine, f"not a {E.bench_name()} flag ({flag})")
             return _flag_item(rest, raw, engine, text, "bench serve")
         key = rest.replace("-", "_")
         if key not in _section_props(section):
@@ -373,13 +374,13 @@ def check_set(text: str, engine: str) -> SetItem:
         return SetItem(key, key, raw, text)
     if key in _section_props("speculative"):
         return _field_item("speculative", key, name, raw, engine, text)
-    if key in E.SERVE_FIELDS:
+    if key in E.SERVE_FIELD_TYPES:
         return _field_item("serve", key, name, raw, engine, text)
     catalog = load_catalog(engine)
     flag = "--" + name.replace("_", "-")
     if flag in catalog.flags():
         return _flag_item(name, raw, engine, text, "serve")
-    if flag in load_catalog("vllm").flags("bench serve"):
+    if flag in E.bench_catalog().flags("bench serve"):
         return _flag_item(name, raw, engine, text, "bench serve")
     removed = catalog.removed.get(flag)
     if removed is not None:
@@ -391,5 +392,5 @@ def check_set(text: str, engine: str) -> SetItem:
     raise _unknown(
         name,
         engine,
-        f"not a serve field nor a {engine} {catalog.version} serve flag nor a vllm bench serve flag",
+        f"not a serve field nor a {engine} {catalog.version} serve flag nor a {E.bench_name()} flag",
     )

@@ -121,7 +121,7 @@ def vllm_config_mapping(rendered: Rendered, target: str | None = None) -> dict[s
 
 def check_config_file_format(fmt: str, engine: str, what: str) -> None:
     """Refuse ``recipecli render --format FMT`` for an engine whose serve command reads no such
-    ``--config`` file (:data:`engines.SERVE_CONFIG_FILE_FORMAT`: vLLM's ``vllm-config``) or for
+    ``--config`` file (``EngineSpec.serve_config_format``: vLLM's ``vllm-config``) or for
     a command other than serve.
 
     Raises:

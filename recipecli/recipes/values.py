@@ -9,8 +9,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from recipecli.engines.catalog import load_catalog
 from recipecli.errors import RecipeError, UsageError
-from recipecli.recipes.catalog import load_catalog
 
 
 def parse_json(text: str, *, where: str) -> Any:

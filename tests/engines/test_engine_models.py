@@ -173,17 +173,19 @@ def test_convert_to_speculators_output_loads_on_vllm(tmp_path):
 
 
 def test_engine_data_matches_the_pinned_versions():
-    # every data file an engine model reads records the version the model pins
-    vllm, ts = engine_model("vllm"), engine_model("tokenspeed")
-    assert load_data("vllm-0.33.0.json")["version"] == vllm.version.lstrip("v")
-    assert load_data(ts.data[0])["commit"].startswith(ts.version)
-    from recipecli.engines import tokenspeed as tsm
-    from recipecli.engines import vllm as vm
+    # every data file an engine model reads records the version its pin names (written once,
+    # in recipecli/engines/<engine>/pin.py: vLLM 0.33.0, tokenspeed f4d8ec6e039c, SGLang 0.5.23)
+    from recipecli.engines import engine_spec
 
-    assert load_data(f"transformers-{vm.TRANSFORMERS}-defaults.json")["version"] == vm.TRANSFORMERS
-    assert (
-        load_data(f"transformers-{tsm.TRANSFORMERS}-defaults.json")["version"] == tsm.TRANSFORMERS
-    )
+    assert load_data("vllm-0.33.0.json")["version"] == "0.33.0"
+    assert load_data("sglang-0.5.23.json")["version"] == "0.5.23"
+    assert load_data("tokenspeed-f4d8ec6e039c.json")["commit"].startswith("f4d8ec6e039c")
+    for engine in ENGINES:
+        pin = engine_spec(engine).pin
+        data = load_data(pin.data_file)
+        assert data.get("version", data.get("commit")) == pin.version
+        assert load_data(pin.transformers_file)["version"] == pin.transformers
+        assert engine_model(engine).data == (pin.data_file, pin.transformers_file)
 
 
 def test_engine_data_facts_read_by_hand():

@@ -287,7 +287,7 @@ def test_llama_for_causal_lm_draft_is_a_target_class(tmp_path):
 
 def test_draft_architecture_renames_and_vllm_names(tmp_path):
     # _config_draft_model: DeepseekV3ForCausalLM -> DeepseekV3ForCausalLMNextN (an MTP class)
-    from recipecli.engines.sglang import draft_architecture
+    from recipecli.engines.sglang.config import draft_architecture
 
     assert draft_architecture("DeepseekV3ForCausalLM")[0] == "DeepseekV3ForCausalLMNextN"
     assert draft_architecture("LlamaForCausalLMEagle3")[0] == "LlamaForCausalLMEagle3"
@@ -555,7 +555,7 @@ def test_context_length_applies_the_rope_factor(tmp_path, rope, short):
 def test_specforge_deepseek_v3_draft_ids_start_at_1(tmp_path):
     # SpecForge's deepseek-v3 template: eagle_config ids [1, 29, 57] on a 61-layer target;
     # DeepseekV2ForCausalLM.set_eagle3_layers_to_capture: first id 1 -> +1 -> [2, 30, 58]
-    from recipecli.engines.sglang import capture_indices
+    from recipecli.engines.sglang.target import capture_indices
 
     assert capture_indices("plus1_if_first_is_1", [1, 29, 57], 61) == [2, 30, 58]
     assert capture_indices("plus1_if_first_is_1", [2, 30, 58], 61) == [2, 30, 58]

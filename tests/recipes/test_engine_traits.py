@@ -1,19 +1,21 @@
-"""The per-engine traits of recipecli/recipes/engines.py that the recipe steps read instead of
-comparing engine names: how config overrides are placed, which engine's speculative settings are
-one JSON mapping, which engine's serve command reads a ``--config`` YAML file.
+"""The per-engine traits of the registry entries (recipecli/engines/<engine>/spec.py) that the
+recipe steps read instead of comparing engine names: how config overrides are placed, which
+engine's speculative settings are one JSON mapping, which engine's serve command reads a
+``--config`` YAML file.
 
 Expected values come from the engines' code (cited per test), not from the tables under test.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 import yaml
 
 import recipecli.recipes.engines as E
-from recipecli.engines import ENGINES
+from recipecli.engines import ENGINES, engine_spec, registered, spec
 from recipecli.errors import RecipeError, UsageError
 from recipecli.recipes import overrides
 from recipecli.recipes.lint import lint_recipe
@@ -33,47 +35,41 @@ def write_recipe(tmp_path: Path, name: str = "t", **extra) -> str:
     return str(path)
 
 
-def test_trait_tables_are_keyed_by_the_registry():
-    # every engine says how it places overrides; the partial tables name registry engines only
-    assert set(E.OVERRIDE_PLACEMENT) == set(ENGINES)
-    assert set(E.SPECULATIVE_CONFIG_RULES) <= set(ENGINES)
-    assert set(E.SERVE_CONFIG_FILE_FORMAT) <= set(ENGINES)
+def test_every_placement_an_engine_uses_has_its_placer():
     # every placement an engine uses has its placer, and an engine whose overrides reach the
     # draft has the message saying why a wrapper key breaks it
-    for p in E.OVERRIDE_PLACEMENT.values():
+    for engine in ENGINES:
+        p = engine_spec(engine).overrides
         assert p.text_keys in overrides._PLACE
         if p.reaches_draft:
             assert p.text_keys in overrides._WRAPPER_KEY_ON_DRAFT
         else:
             assert p.draft_shared_keys == frozenset()
-    # the older view of the table keeps its shape
-    assert E.OVERRIDES_FLAG == {
-        e: (p.flag, p.nests_text_keys) for e, p in E.OVERRIDE_PLACEMENT.items()
-    }
+    assert set(E.SERVE_CONFIG_FILE_FORMAT) <= set(ENGINES)
 
 
 def test_override_placement_follows_each_engines_code():
-    vllm, ts, sgl = (E.OVERRIDE_PLACEMENT[e] for e in ("vllm", "tokenspeed", "sglang"))
+    vllm, ts, sgl = (engine_spec(e).overrides for e in ("vllm", "tokenspeed", "sglang"))
     # vLLM v0.33.0 vllm/engine/arg_utils.py --hf-overrides; vllm/config/model.py
     # ModelConfig._apply_dict_overrides merges a dict into an existing sub-config (nested), and
     # the draft gets its own ModelConfig (vllm/config/speculative.py), without the overrides
     assert (vllm.flag, vllm.text_keys, vllm.reaches_draft) == (
         "--hf-overrides",
-        E.TEXT_KEYS_NESTED,
+        spec.TEXT_KEYS_NESTED,
         False,
     )
     # tokenspeed f4d8ec6e hf_transformers_utils.py get_config: text_config.update(overrides);
     # runtime/engine/event_loop.py _load_model_config passes them to the draft too
     assert (ts.flag, ts.text_keys, ts.reaches_draft) == (
         "--hf-overrides",
-        E.TEXT_KEYS_ON_TEXT_CONFIG,
+        spec.TEXT_KEYS_ON_TEXT_CONFIG,
         True,
     )
     # SGLang 0.5.23 fields/model.py json_model_override_args; utils/hf_transformers/config.py
     # get_config merges one level deep; ModelConfig.from_server_args uses it for the draft too
     assert (sgl.flag, sgl.text_keys, sgl.reaches_draft) == (
         "--json-model-override-args",
-        E.TEXT_KEYS_ONE_LEVEL,
+        spec.TEXT_KEYS_ONE_LEVEL,
         True,
     )
     # the draft's layer count and width come from these keys in both engines' EAGLE3 drafts
@@ -82,7 +78,7 @@ def test_override_placement_follows_each_engines_code():
         assert {"num_hidden_layers", "hidden_size", "vocab_size"} <= p.draft_shared_keys
 
 
-def test_placement_does_not_depend_on_the_engine_name(monkeypatch):
+def test_placement_does_not_depend_on_the_engine_name():
     # an engine under another name with vLLM's traits places overrides exactly as vLLM does:
     # the placement reads the traits, never the name (the title only shows in messages)
     cfg = {
@@ -91,15 +87,18 @@ def test_placement_does_not_depend_on_the_engine_name(monkeypatch):
         "text_config": {"model_type": "t", "rope_theta": 1.0, "hidden_size": 8},
     }
     src = [overrides.OverrideSource("text_overrides", "f:1", {"rope_theta": 2.0}, True)]
-    monkeypatch.setitem(E.OVERRIDE_PLACEMENT, "other", E.OVERRIDE_PLACEMENT["vllm"])
-    monkeypatch.setitem(overrides.TITLES, "other", "vLLM")
-    assert overrides.place_overrides("other", src, cfg).value == {
-        "text_config": {"rope_theta": 2.0}
-    }
+    like_vllm = replace(
+        engine_spec("vllm"), name="other", pin=replace(engine_spec("vllm").pin, engine="other")
+    )
+    with registered(like_vllm):
+        assert overrides.place_overrides("other", src, cfg).value == {
+            "text_config": {"rope_theta": 2.0}
+        }
     assert overrides.place_overrides("vllm", src, cfg).value == {"text_config": {"rope_theta": 2.0}}
     # tokenspeed's traits: the same key flat, on the text config
-    monkeypatch.setitem(E.OVERRIDE_PLACEMENT, "other", E.OVERRIDE_PLACEMENT["tokenspeed"])
-    assert overrides.place_overrides("other", src, cfg).value == {"rope_theta": 2.0}
+    like_ts = replace(like_vllm, overrides=engine_spec("tokenspeed").overrides)
+    with registered(like_ts):
+        assert overrides.place_overrides("other", src, cfg).value == {"rope_theta": 2.0}
 
 
 def test_vllm_speculative_config_refuses_tensor_parallel_size(tmp_path):
@@ -126,7 +125,7 @@ def test_vllm_speculative_config_must_name_method(tmp_path):
         render_command(path, "vllm")
     # tokenspeed's speculative settings are separate flags (server_args.py
     # --speculative-algorithm ...): no mapping to check
-    assert "tokenspeed" not in E.SPECULATIVE_CONFIG_RULES
+    assert engine_spec("tokenspeed").speculative_config is None
     r = render_command(path, "tokenspeed")
     assert "--speculative-algorithm" in r.argv
 

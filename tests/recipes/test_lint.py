@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from recipecli.recipes.catalog import load_catalog
+from recipecli.engines.catalog import load_catalog
 from recipecli.recipes.lint import lint_recipe
 
 BASE = {

@@ -34,8 +34,8 @@ import pytest
 import yaml
 from helpers.targets import TARGETS
 
+from recipecli.engines.catalog import load_catalog
 from recipecli.errors import RecipeError, UsageError
-from recipecli.recipes.catalog import load_catalog
 from recipecli.recipes.lint import lint_recipe
 from recipecli.recipes.render import format_shell, render_command, split_shell
 

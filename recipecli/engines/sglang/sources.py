@@ -12,13 +12,15 @@ from recipecli.engines.base import (
     StepList,
     load_data,
 )
+from recipecli.engines.sglang.pin import PIN
+from recipecli.engines.sglang.spec import REPO
 
-NAME = "sglang"
-VERSION = "v0.5.23"
-REPO = "sgl-project/sglang"
-DATA = "sglang-0.5.23.json"
-#: transformers release SGLang 0.5.23 pins (its wheel's METADATA: transformers==5.19.0)
-TRANSFORMERS = "5.19.0"
+NAME = PIN.engine
+#: the pinned version as citations print it (``{REPO}@{VERSION}``)
+VERSION = PIN.ref
+DATA = PIN.data_file
+#: transformers release the engine pins (sglang/pin.py)
+TRANSFORMERS = PIN.transformers
 
 P = "python/sglang/srt/"
 

@@ -11,14 +11,16 @@ from recipecli.engines.base import (
     StepList,
     load_data,
 )
+from recipecli.engines.tokenspeed.pin import PIN
+from recipecli.engines.tokenspeed.spec import REPO
 
-NAME = "tokenspeed"
-COMMIT = "f4d8ec6e039c028c7ee71317ccfb84e56ae2b45c"
-VERSION = COMMIT[:12]
-REPO = "lightseekorg/tokenspeed"
-DATA = f"tokenspeed-{VERSION}.json"
-#: transformers release tokenspeed pins at that commit (python/pyproject.toml)
-TRANSFORMERS = "5.12.0"
+NAME = PIN.engine
+#: the pinned version as citations print it (``{REPO}@{VERSION}``)
+VERSION = PIN.ref
+COMMIT = PIN.version
+DATA = PIN.data_file
+#: transformers release the engine pins (tokenspeed/pin.py)
+TRANSFORMERS = PIN.transformers
 
 P = "python/tokenspeed/runtime/"
 

@@ -9,13 +9,15 @@ from recipecli.engines.base import (
     StepList,
     load_data,
 )
+from recipecli.engines.vllm.pin import PIN
+from recipecli.engines.vllm.spec import REPO
 
-NAME = "vllm"
-VERSION = "v0.33.0"
-REPO = "vllm-project/vllm"
-DATA = "vllm-0.33.0.json"
-#: transformers release the conformance environment pins beside vLLM 0.33.0 (it asks >=5.16.1,<5.21)
-TRANSFORMERS = "5.20.2"
+NAME = PIN.engine
+#: the pinned version as citations print it (``{REPO}@{VERSION}``)
+VERSION = PIN.ref
+DATA = PIN.data_file
+#: transformers release the engine pins (vllm/pin.py)
+TRANSFORMERS = PIN.transformers
 
 
 def src(file: str, function: str, *refs: str) -> Source:

@@ -3,24 +3,23 @@
 Checks (each finding's ``source`` is ``file:line``, plus the rule's origin):
 
 * schema errors (all of them, not just the first);
-* engine flags unknown to the engine's shipped catalog (vLLM: built from the v0.33.0 wheel;
-  tokenspeed: lightseekorg/tokenspeed f4d8ec6e ``server_args.py``; SGLang: 0.5.23
-  ``server_args.py``), with "did you mean"; flags
+* engine flags unknown to the engine's shipped catalog (each built from the engine's argument
+  definitions at its pin: :mod:`recipecli.engines.catalog`), with "did you mean"; flags
   REMOVED from vLLM (``--rope-scaling``) with what to use instead; ``bench`` keys unknown to
   ``vllm bench serve``; values of the wrong type for the flag (catalog ``type``);
 * env vars wrong for the profile's vendor (``CUDA_VISIBLE_DEVICES``/``ROCR_VISIBLE_DEVICES`` on
   AMD -> ``HIP_VISIBLE_DEVICES``, ROCm vars on NVIDIA), unknown ``VLLM_*`` vars;
-* tokenspeed: ``--tensor-parallel-size``/``--tp`` together with ``--attn-tp-size``; an EAGLE top-k
-  other than 1 (docs/engines/tokenspeed.md#serve-flags);
-* SGLang (0.5.23 catalog from ``server_args.py``): two names of one argument, draft tokens SGLang
-  would reset, a top-k > 1 tree on paged KV with a backend that cannot run it
-  (:func:`.engine_rules.lint_sglang`);
+* each engine's own rules (``EngineSpec.lint``, in ``recipecli/engines/<engine>/lint.py``):
+  tokenspeed's ``--tensor-parallel-size``/``--tp`` together with ``--attn-tp-size`` and EAGLE
+  top-k other than 1 (docs/engines/tokenspeed.md#serve-flags); SGLang's two names of one argument,
+  draft tokens it would reset, a top-k > 1 tree on paged KV with a backend that cannot run it
+  (:mod:`.engine_rules` runs them);
 * every override source (``text_overrides``, ``hf-overrides`` engine args, per engine and hardware
   profile) through the placement rule of :mod:`recipecli.recipes.overrides` — the findings render
   gives; ``tensor_parallel_size`` inside the speculative config, JSON-valued args that are not
   valid JSON, a ``default_hardware`` that names no profile.
 
-Modules: :mod:`.flags`, :mod:`.env`, :mod:`.engine_rules` (per engine), :mod:`.override_rules`;
+Modules: :mod:`.flags`, :mod:`.env`, :mod:`.engine_rules` (the engines' own rules), :mod:`.override_rules`;
 :mod:`.common` builds every finding; this module runs them (:func:`lint_loaded`).
 """
 
@@ -31,11 +30,7 @@ from collections.abc import Iterable
 from recipecli.errors import RecipeError
 from recipecli.findings import Finding
 from recipecli.recipes.lint.common import finding
-from recipecli.recipes.lint.engine_rules import (
-    SGLANG_PAGE_TREE_BACKENDS,
-    SGLANG_SPEC_RULE,
-    lint_engine_rules,
-)
+from recipecli.recipes.lint.engine_rules import lint_engine_rules
 from recipecli.recipes.lint.env import lint_env
 from recipecli.recipes.lint.flags import check_flag, check_flag_value, lint_flags
 from recipecli.recipes.lint.override_rules import (
@@ -51,8 +46,6 @@ __all__ = [
     "ENGINE_NEUTRAL",
     "NEUTRAL_RULES",
     "RECIPE_GLOBS",
-    "SGLANG_PAGE_TREE_BACKENDS",
-    "SGLANG_SPEC_RULE",
     "check_flag",
     "check_flag_value",
     "expand_refs",

@@ -1,5 +1,5 @@
-"""Lint rules on environment variables: wrong for the profile's vendor, or a ``VLLM_*`` name vLLM
-does not read."""
+"""Lint rules on environment variables: wrong for the profile's vendor, or a name with an engine's
+env prefix (``VLLM_*``) that the engine does not read (``EngineSpec.env_vars``)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,10 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 import recipecli.recipes.engines as E
+from recipecli.engines import engine_spec, engine_specs
+from recipecli.engines.catalog import load_catalog
+from recipecli.engines.spec import EnvVars
 from recipecli.findings import Finding
-from recipecli.recipes.catalog import load_catalog
 from recipecli.recipes.lint.common import finding
 from recipecli.recipes.loader import Recipe
 
@@ -26,6 +28,15 @@ def _vendor_env_sets(
             yield engine, vendor, name, env or {}, ("hardware", name, "engine_env", engine)
         for engine, eng in (recipe.get("engines") or {}).items():
             yield engine, vendor, name, (eng or {}).get("env") or {}, ("engines", engine, "env")
+
+
+def _env_readers(name: str) -> list[tuple[str, EnvVars]]:
+    """The engines whose env prefix ``name`` carries, with their env facts."""
+    return [
+        (spec.name, spec.env_vars)
+        for spec in engine_specs()
+        if spec.env_vars is not None and name.startswith(spec.env_vars.prefix)
+    ]
 
 
 def lint_env(recipe: Recipe) -> list[Finding]:
@@ -53,8 +64,7 @@ def lint_env(recipe: Recipe) -> list[Finding]:
                             vendor=vendor,
                         )
                     )
-            prefix_engine = [e for e, p in E.ENGINE_ENV_PREFIX.items() if name.startswith(p)]
-            for eng in prefix_engine:
+            for eng, env_vars in _env_readers(name):
                 catalog = load_catalog(eng)
                 if name not in catalog.env and (where, name) not in seen:
                     seen.add((where, name))
@@ -65,9 +75,10 @@ def lint_env(recipe: Recipe) -> list[Finding]:
                             "recipe.env_unknown",
                             "warning",
                             eng,
-                            f"{name} is not an env var vLLM {catalog.version} reads{hint}",
+                            f"{name} is not an env var {engine_spec(eng).title} "
+                            f"{catalog.version} reads{hint}",
                             where,
-                            "vllm/envs.py",
+                            env_vars.source,
                             name=name,
                         )
                     )

@@ -8,8 +8,9 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 import recipecli.recipes.engines as E
+from recipecli.engines import engine_spec
+from recipecli.engines.catalog import Catalog, load_catalog
 from recipecli.findings import Finding
-from recipecli.recipes.catalog import Catalog, load_catalog
 from recipecli.recipes.lint.common import finding
 from recipecli.recipes.loader import Recipe
 from recipecli.recipes.schema import validate
@@ -142,7 +143,7 @@ def check_flag_value(catalog: Catalog, flag: str, value: Any, where: str) -> lis
     if value is None or value is False:
         return []
     engine = catalog.engine
-    field = E.SERVE_FLAG_FIELDS[engine].get(flag)
+    field = E.serve_flag_fields(engine).get(flag)
     message = None
     if field is not None:
         errors = validate(value, E.serve_field_schema(field), (f"{flag} {value!r}",))
@@ -190,13 +191,13 @@ def lint_flags(recipe: Recipe) -> list[Finding]:
                 )
             )
     bench = recipe.get("bench") or {}
-    vllm = load_catalog("vllm")
+    bench_catalog = E.bench_catalog()
     for key, value in bench.items():
         if key == "base_url":
             continue
         out.extend(
             check_flag(
-                vllm,
+                bench_catalog,
                 "--" + key.replace("_", "-"),
                 value,
                 recipe.where("bench", key),
@@ -207,21 +208,29 @@ def lint_flags(recipe: Recipe) -> list[Finding]:
 
 
 def _lint_spec_config(recipe: Recipe, engine: str, value: Any, where: str) -> list[Finding]:
+    """``recipe.spec_tensor_parallel``: a key the engine rejects in its speculative JSON mapping
+    (``EngineSpec.speculative_config``; vLLM's ``tensor_parallel_size``)."""
+    rules = engine_spec(engine).speculative_config
+    if rules is None:
+        return []
     if isinstance(value, str):
         try:
             value = parse_json(value, where="recipe")
         except ValueError:
             return []  # reported by check_flag
-    if isinstance(value, Mapping) and "tensor_parallel_size" in value:
-        return [
-            finding(
-                "recipe.spec_tensor_parallel",
-                "error",
-                engine,
-                "the speculative config must not contain tensor_parallel_size (vLLM "
-                "rejects it); use draft_tensor_parallel_size (1 or the target TP)",
-                where,
-                "vllm v0.33.0 vllm/config/speculative.py SpeculativeConfig._verify_args",
-            )
-        ]
-    return []
+    if not isinstance(value, Mapping):
+        return []
+    title = engine_spec(engine).title
+    return [
+        finding(
+            "recipe.spec_tensor_parallel",
+            "error",
+            engine,
+            f"the speculative config must not contain {key} ({title} rejects it); use "
+            f"{instead} ({rules.advice[instead]})",
+            where,
+            rules.source,
+        )
+        for key, instead in rules.refused.items()
+        if key in value
+    ]

@@ -1,13 +1,16 @@
-"""Shipped flag catalogs per engine (``recipecli/data/catalogs``) and "did you mean".
+"""Shipped flag catalogs per engine (``recipecli/data/catalogs/<engine>-<pin>.json``) and "did
+you mean".
 
-* vLLM: ``vllm-<version>.json``, built by ``scripts/build_vllm_flag_catalog.py`` from the pinned
-  vLLM wheel's argument definitions (``ast`` over ``vllm/engine/arg_utils.py``, the frontend
-  ``cli_args.py``, ``vllm/benchmarks/serve.py`` and ``vllm/envs.py``).
-* tokenspeed: ``tokenspeed.json``, the ``tokenspeed serve`` flags recipes use, with their types,
-  choices and switches read from lightseekorg/tokenspeed f4d8ec6e
-  ``python/tokenspeed/runtime/utils/server_args.py`` ``ServerArgs.add_cli_args``.
-* SGLang: ``sglang-<version>.json``, built by ``scripts/build_sglang_flag_catalog.py`` from the
-  0.5.23 wheel's ``sglang/srt/server_args.py`` ``ServerArgs.add_cli_args`` (``ast`` over the
+Each catalog is written by a script from the engine's own argument definitions at its pin (the
+file name derives from :attr:`recipecli.engines.spec.Pin.catalog_file`):
+
+* vLLM: ``scripts/build_vllm_flag_catalog.py``, ``ast`` over the wheel's
+  ``vllm/engine/arg_utils.py``, the frontend ``cli_args.py``, ``vllm/benchmarks/serve.py`` and
+  ``vllm/envs.py``;
+* tokenspeed: the ``tokenspeed serve`` flags recipes use, with their types, choices and switches
+  read from ``python/tokenspeed/runtime/utils/server_args.py`` ``ServerArgs.add_cli_args``;
+* SGLang: ``scripts/build_sglang_flag_catalog.py``, ``ast`` over the wheel's
+  ``sglang/srt/server_args.py`` ``ServerArgs.add_cli_args`` (the
   ``sglang/srt/arg_groups/fields/*.py`` fields it registers, plus its literal ``add_argument``
   calls).
 
@@ -27,21 +30,13 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-VLLM_PINNED = "0.33.0"
-SGLANG_PINNED = "0.5.23"
-CATALOG_FILES: dict[str, str] = {
-    "vllm": f"vllm-{VLLM_PINNED}.json",
-    "tokenspeed": "tokenspeed.json",
-    "sglang": f"sglang-{SGLANG_PINNED}.json",
-}
-
 
 @dataclass(frozen=True)
 class Catalog:
     """One engine's flags.
 
     Attributes:
-        engine: ``vllm`` or ``tokenspeed``.
+        engine: the engine's registry name.
         version: engine version the catalog describes.
         commands: command (``serve``, ``bench serve``) -> {flag: {"kind": ..., "type": ...}};
             kinds: ``value``, ``json``, ``bool`` (also ``--no-x``), ``flag`` (bare),
@@ -100,12 +95,17 @@ def load_catalog(engine: str) -> Catalog:
     """Load the shipped catalog of ``engine``.
 
     Args:
-        engine: ``vllm`` or ``tokenspeed``.
+        engine: a registered engine name.
 
     Returns:
         the :class:`Catalog` (cached).
+
+    Raises:
+        UsageError: ``engine`` is not registered.
     """
-    path = catalogs_dir() / CATALOG_FILES[engine]
+    from recipecli.engines import engine_spec
+
+    path = catalogs_dir() / engine_spec(engine).pin.catalog_file
     data = json.loads(path.read_text(encoding="utf-8"))
     return Catalog(
         engine=data["engine"],
