@@ -52,12 +52,12 @@ Naming conventions (documented choices where the real checkpoints differ or were
   [out, in] + ``weight_scale`` U8 [out, in/32].
 
 Drafts follow the EAGLE3 draft anatomy of docs/engines/vllm.md exactly (see :func:`draft_specs`).
+The small pieces (holes, norms, linear layers under a quantisation scheme) are in
+:mod:`recipecli.testing.spec_parts`.
 """
 
 from __future__ import annotations
 
-import math
-import zlib
 from collections.abc import Mapping
 from typing import Any, Literal
 
@@ -65,126 +65,15 @@ import numpy as np
 
 from recipecli.checkpoint.textconfig import resolve_text_config
 from recipecli.testing.builder import TensorSpec
-
-#: config ``torch_dtype``/``dtype`` → safetensors dtype of the unquantised weights.
-CONFIG_DTYPES: Mapping[str, str] = {
-    "float16": "F16",
-    "bfloat16": "BF16",
-    "float32": "F32",
-    "torch.float16": "F16",
-    "torch.bfloat16": "BF16",
-    "torch.float32": "F32",
-}
-
-Scheme = Literal["plain", "fp8_block", "nvfp4", "mxfp8"]
-
-
-# --------------------------------------------------------------------------- small helpers
-
-
-def config_dtype(*configs: Mapping[str, Any], default: str = "BF16") -> str:
-    """Safetensors dtype named by the first ``dtype``/``torch_dtype`` found in ``configs``.
-
-    Args:
-        configs: mappings searched in order (e.g. the text config, then the top-level config).
-        default: returned when none names a dtype (gpt-oss and the draft templates say nothing).
-
-    Returns:
-        ``"F16"``, ``"BF16"`` or ``"F32"``.
-
-    Raises:
-        ValueError: a dtype string this module does not know.
-    """
-    for cfg in configs:
-        for key in ("dtype", "torch_dtype"):
-            value = cfg.get(key)
-            if value:
-                if str(value) not in CONFIG_DTYPES:
-                    raise ValueError(f"unknown config dtype {value!r}")
-                return CONFIG_DTYPES[str(value)]
-    return default
-
-
-def norm_values(name: str, n: int) -> np.ndarray:
-    """Deterministic norm weight values: ones plus N(0, 0.01) noise seeded by ``name``.
-
-    Returns:
-        float32 array of shape [n].
-    """
-    rng = np.random.default_rng(zlib.crc32(name.encode()))
-    return (1.0 + 0.01 * rng.standard_normal(n)).astype(np.float32)
-
-
-def _hole(name: str, dtype: str, shape: tuple[int, ...]) -> TensorSpec:
-    return TensorSpec(name, dtype, tuple(int(d) for d in shape))
-
-
-def _norm(name: str, dtype: str, n: int) -> TensorSpec:
-    return TensorSpec(name, dtype, (int(n),), norm_values(name, int(n)))
-
-
-def _require(config: Mapping[str, Any], *keys: str) -> list[int]:
-    missing = [k for k in keys if not isinstance(config.get(k), int)]
-    if missing:
-        raise ValueError(f"config lacks integer {', '.join(missing)} (a template with nulls?)")
-    return [int(config[k]) for k in keys]
-
-
-def linear(module: str, out: int, inp: int, *, scheme: Scheme, dtype: str) -> list[TensorSpec]:
-    """Tensors of one linear layer ``module`` ([out, inp] weight) under a quantisation scheme.
-
-    Args:
-        module: module path without ``.weight`` (``model.layers.0.self_attn.q_proj``).
-        out, inp: output and input features.
-        scheme: ``plain`` (``dtype``), ``fp8_block`` (DeepSeek-V3: F8_E4M3 + ``weight_scale_inv``
-            F32 [ceil(out/128), ceil(inp/128)]), ``nvfp4`` (ModelOpt: U8 [out, inp/2] +
-            ``weight_scale`` F8_E4M3 [out, inp/16] + ``weight_scale_2`` and ``input_scale`` F32
-            scalars) or ``mxfp8`` (ModelOpt: F8_E4M3 [out, inp] + ``weight_scale`` U8 E8M0
-            [out, inp/32]).
-        dtype: dtype of ``plain`` weights.
-
-    Returns:
-        The weight and its scale tensors, all holes.
-    """
-    if scheme == "plain":
-        return [_hole(f"{module}.weight", dtype, (out, inp))]
-    if scheme == "fp8_block":
-        return [
-            _hole(f"{module}.weight", "F8_E4M3", (out, inp)),
-            _hole(
-                f"{module}.weight_scale_inv", "F32", (math.ceil(out / 128), math.ceil(inp / 128))
-            ),
-        ]
-    if scheme == "nvfp4":
-        return [
-            _hole(f"{module}.weight", "U8", (out, inp // 2)),
-            _hole(f"{module}.weight_scale", "F8_E4M3", (out, inp // 16)),
-            _hole(f"{module}.weight_scale_2", "F32", ()),
-            _hole(f"{module}.input_scale", "F32", ()),
-        ]
-    if scheme == "mxfp8":
-        return [
-            _hole(f"{module}.weight", "F8_E4M3", (out, inp)),
-            _hole(f"{module}.weight_scale", "U8", (out, inp // 32)),
-        ]
-    raise ValueError(f"unknown scheme {scheme!r}")
-
-
-class _Quant:
-    """Pick the scheme of each linear module from the top-level ``quantization_config``."""
-
-    def __init__(self, config: Mapping[str, Any]):
-        q = config.get("quantization_config") or {}
-        self.method = q.get("quant_method")
-        self.layers: Mapping[str, Any] = q.get("quantized_layers") or {}
-
-    def scheme(self, module: str) -> Scheme:
-        if self.method == "fp8":
-            return "fp8_block"
-        if self.method == "modelopt":
-            algo = (self.layers.get(module) or {}).get("quant_algo")
-            return {"NVFP4": "nvfp4", "MXFP8": "mxfp8"}.get(algo, "plain")  # type: ignore[return-value]
-        return "plain"
+from recipecli.testing.spec_parts import (
+    Quant,
+    config_dtype,
+    hole,
+    linear,
+    norm,
+    require_ints,
+)
+from recipecli.testing.spec_parts import norm_values as norm_values  # tests import it from here
 
 
 def _family(text: Mapping[str, Any], config: Mapping[str, Any]) -> str:
@@ -203,8 +92,8 @@ def _family(text: Mapping[str, Any], config: Mapping[str, Any]) -> str:
 # --------------------------------------------------------------------------- target pieces
 
 
-def _attention_std(p: str, c: Mapping[str, Any], dt: str, q: _Quant) -> list[TensorSpec]:
-    H, nh, nkv = _require(c, "hidden_size", "num_attention_heads", "num_key_value_heads")
+def _attention_std(p: str, c: Mapping[str, Any], dt: str, q: Quant) -> list[TensorSpec]:
+    H, nh, nkv = require_ints(c, "hidden_size", "num_attention_heads", "num_key_value_heads")
     hd = int(c.get("head_dim") or H // nh)
     specs: list[TensorSpec] = []
     for proj, out, inp in (
@@ -216,16 +105,21 @@ def _attention_std(p: str, c: Mapping[str, Any], dt: str, q: _Quant) -> list[Ten
         mod = f"{p}self_attn.{proj}"
         specs += linear(mod, out, inp, scheme=q.scheme(mod), dtype=dt)
         if c.get("attention_bias") and proj != "o_proj":
-            specs.append(_hole(f"{mod}.bias", dt, (out,)))
+            specs.append(hole(f"{mod}.bias", dt, (out,)))
     if str(c.get("model_type") or "").startswith("qwen3") or c.get("use_qk_norm"):
-        specs += [_norm(f"{p}self_attn.q_norm.weight", dt, hd)]
-        specs += [_norm(f"{p}self_attn.k_norm.weight", dt, hd)]
+        specs += [norm(f"{p}self_attn.q_norm.weight", dt, hd)]
+        specs += [norm(f"{p}self_attn.k_norm.weight", dt, hd)]
     return specs
 
 
 def _mlp(
-    p: str, inter: int, H: int, dt: str, q: _Quant, names=("gate_proj", "up_proj", "down_proj")
-):
+    p: str,
+    inter: int,
+    H: int,
+    dt: str,
+    q: Quant,
+    names: tuple[str, str, str] = ("gate_proj", "up_proj", "down_proj"),
+) -> list[TensorSpec]:
     gate, up, down = names
     specs: list[TensorSpec] = []
     for proj, out, inp in ((gate, inter, H), (up, inter, H), (down, H, inter)):
@@ -236,24 +130,24 @@ def _mlp(
 
 def _layer_norms(p: str, H: int, dt: str) -> list[TensorSpec]:
     return [
-        _norm(f"{p}input_layernorm.weight", dt, H),
-        _norm(f"{p}post_attention_layernorm.weight", dt, H),
+        norm(f"{p}input_layernorm.weight", dt, H),
+        norm(f"{p}post_attention_layernorm.weight", dt, H),
     ]
 
 
 def _embed_head(
     prefix: str, text: Mapping[str, Any], config: Mapping[str, Any], dt: str
 ) -> tuple[list[TensorSpec], list[TensorSpec]]:
-    V, H = _require(text, "vocab_size", "hidden_size")
-    head = [_norm(f"{prefix}norm.weight", dt, H)]
+    V, H = require_ints(text, "vocab_size", "hidden_size")
+    head = [norm(f"{prefix}norm.weight", dt, H)]
     tied = text.get("tie_word_embeddings", config.get("tie_word_embeddings", False))
     if not tied:
-        head.append(_hole("lm_head.weight", dt, (V, H)))
-    return [_hole(f"{prefix}embed_tokens.weight", dt, (V, H))], head
+        head.append(hole("lm_head.weight", dt, (V, H)))
+    return [hole(f"{prefix}embed_tokens.weight", dt, (V, H))], head
 
 
-def _layers_dense_or_moe(prefix, c, dt, q) -> list[TensorSpec]:
-    H, L, inter = _require(c, "hidden_size", "num_hidden_layers", "intermediate_size")
+def _layers_dense_or_moe(prefix: str, c: Mapping[str, Any], dt: str, q: Quant) -> list[TensorSpec]:
+    H, L, inter = require_ints(c, "hidden_size", "num_hidden_layers", "intermediate_size")
     E = int(c.get("num_experts") or 0)
     step = int(c.get("decoder_sparse_step") or 1)
     mlp_only = set(c.get("mlp_only_layers") or [])
@@ -263,7 +157,7 @@ def _layers_dense_or_moe(prefix, c, dt, q) -> list[TensorSpec]:
         specs += _layer_norms(p, H, dt) + _attention_std(p, c, dt, q)
         if E and i not in mlp_only and (i + 1) % step == 0:
             I_moe = int(c["moe_intermediate_size"])
-            specs.append(_hole(f"{p}mlp.gate.weight", dt, (E, H)))
+            specs.append(hole(f"{p}mlp.gate.weight", dt, (E, H)))
             for e in range(E):
                 specs += _mlp(f"{p}mlp.experts.{e}.", I_moe, H, dt, q)
         else:
@@ -271,8 +165,8 @@ def _layers_dense_or_moe(prefix, c, dt, q) -> list[TensorSpec]:
     return specs
 
 
-def _layers_gpt_oss(prefix, c, dt, q) -> list[TensorSpec]:
-    H, L, inter, nh = _require(
+def _layers_gpt_oss(prefix: str, c: Mapping[str, Any], dt: str, q: Quant) -> list[TensorSpec]:
+    H, L, inter, nh = require_ints(
         c, "hidden_size", "num_hidden_layers", "intermediate_size", "num_attention_heads"
     )
     E = int(c["num_local_experts"])
@@ -281,58 +175,56 @@ def _layers_gpt_oss(prefix, c, dt, q) -> list[TensorSpec]:
     for i in range(L):
         p = f"{prefix}layers.{i}."
         specs += _layer_norms(p, H, dt) + _attention_std(p, c, dt, q)
-        specs += [_hole(f"{p}self_attn.sinks", dt, (nh,))]
+        specs += [hole(f"{p}self_attn.sinks", dt, (nh,))]
         specs += [
-            _hole(f"{p}mlp.router.weight", dt, (E, H)),
-            _hole(f"{p}mlp.router.bias", dt, (E,)),
+            hole(f"{p}mlp.router.weight", dt, (E, H)),
+            hole(f"{p}mlp.router.bias", dt, (E,)),
         ]
         x = f"{p}mlp.experts."
         if mxfp4:
             specs += [
-                _hole(f"{x}gate_up_proj_blocks", "U8", (E, 2 * inter, H // 32, 16)),
-                _hole(f"{x}gate_up_proj_scales", "U8", (E, 2 * inter, H // 32)),
-                _hole(f"{x}gate_up_proj_bias", dt, (E, 2 * inter)),
-                _hole(f"{x}down_proj_blocks", "U8", (E, H, inter // 32, 16)),
-                _hole(f"{x}down_proj_scales", "U8", (E, H, inter // 32)),
-                _hole(f"{x}down_proj_bias", dt, (E, H)),
+                hole(f"{x}gate_up_proj_blocks", "U8", (E, 2 * inter, H // 32, 16)),
+                hole(f"{x}gate_up_proj_scales", "U8", (E, 2 * inter, H // 32)),
+                hole(f"{x}gate_up_proj_bias", dt, (E, 2 * inter)),
+                hole(f"{x}down_proj_blocks", "U8", (E, H, inter // 32, 16)),
+                hole(f"{x}down_proj_scales", "U8", (E, H, inter // 32)),
+                hole(f"{x}down_proj_bias", dt, (E, H)),
             ]
         else:
             specs += [
-                _hole(f"{x}gate_up_proj", dt, (E, H, 2 * inter)),
-                _hole(f"{x}gate_up_proj_bias", dt, (E, 2 * inter)),
-                _hole(f"{x}down_proj", dt, (E, inter, H)),
-                _hole(f"{x}down_proj_bias", dt, (E, H)),
+                hole(f"{x}gate_up_proj", dt, (E, H, 2 * inter)),
+                hole(f"{x}gate_up_proj_bias", dt, (E, 2 * inter)),
+                hole(f"{x}down_proj", dt, (E, inter, H)),
+                hole(f"{x}down_proj_bias", dt, (E, H)),
             ]
     return specs
 
 
-def _mla_layer(
-    p: str, c: Mapping[str, Any], dt: str, q: _Quant, *, dense: bool
-) -> list[TensorSpec]:
-    H, nh = _require(c, "hidden_size", "num_attention_heads")
-    qr, kvr, nope, rope, vd = _require(
+def _mla_layer(p: str, c: Mapping[str, Any], dt: str, q: Quant, *, dense: bool) -> list[TensorSpec]:
+    H, nh = require_ints(c, "hidden_size", "num_attention_heads")
+    qr, kvr, nope, rope, vd = require_ints(
         c, "q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"
     )
     a = f"{p}self_attn."
     specs = _layer_norms(p, H, dt)
     specs += linear(f"{a}q_a_proj", qr, H, scheme=q.scheme(f"{a}q_a_proj"), dtype=dt)
-    specs += [_norm(f"{a}q_a_layernorm.weight", dt, qr)]
+    specs += [norm(f"{a}q_a_layernorm.weight", dt, qr)]
     specs += linear(
         f"{a}q_b_proj", nh * (nope + rope), qr, scheme=q.scheme(f"{a}q_b_proj"), dtype=dt
     )
     mod = f"{a}kv_a_proj_with_mqa"
     specs += linear(mod, kvr + rope, H, scheme=q.scheme(mod), dtype=dt)
-    specs += [_norm(f"{a}kv_a_layernorm.weight", dt, kvr)]
+    specs += [norm(f"{a}kv_a_layernorm.weight", dt, kvr)]
     specs += linear(
         f"{a}kv_b_proj", nh * (nope + vd), kvr, scheme=q.scheme(f"{a}kv_b_proj"), dtype=dt
     )
     specs += linear(f"{a}o_proj", H, nh * vd, scheme=q.scheme(f"{a}o_proj"), dtype=dt)
     if dense:
         return specs + _mlp(f"{p}mlp.", int(c["intermediate_size"]), H, dt, q)
-    E, I_moe = _require(c, "n_routed_experts", "moe_intermediate_size")
+    E, I_moe = require_ints(c, "n_routed_experts", "moe_intermediate_size")
     specs += [
-        _hole(f"{p}mlp.gate.weight", dt, (E, H)),
-        _hole(f"{p}mlp.gate.e_score_correction_bias", "F32", (E,)),
+        hole(f"{p}mlp.gate.weight", dt, (E, H)),
+        hole(f"{p}mlp.gate.e_score_correction_bias", "F32", (E,)),
     ]
     for e in range(E):
         specs += _mlp(f"{p}mlp.experts.{e}.", I_moe, H, dt, q)
@@ -342,8 +234,8 @@ def _mla_layer(
     return specs
 
 
-def _layers_mla(prefix, c, dt, q) -> list[TensorSpec]:
-    H, L, V = _require(c, "hidden_size", "num_hidden_layers", "vocab_size")
+def _layers_mla(prefix: str, c: Mapping[str, Any], dt: str, q: Quant) -> list[TensorSpec]:
+    H, L, V = require_ints(c, "hidden_size", "num_hidden_layers", "vocab_size")
     first_dense = int(c.get("first_k_dense_replace") or 0)
     specs: list[TensorSpec] = []
     for i in range(L):
@@ -352,18 +244,18 @@ def _layers_mla(prefix, c, dt, q) -> list[TensorSpec]:
         p = f"{prefix}layers.{L + j}."
         specs += _mla_layer(p, c, dt, q, dense=False)
         specs += [
-            _norm(f"{p}enorm.weight", dt, H),
-            _norm(f"{p}hnorm.weight", dt, H),
-            _hole(f"{p}eh_proj.weight", dt, (H, 2 * H)),
-            _hole(f"{p}embed_tokens.weight", dt, (V, H)),
-            _norm(f"{p}shared_head.norm.weight", dt, H),
-            _hole(f"{p}shared_head.head.weight", dt, (V, H)),
+            norm(f"{p}enorm.weight", dt, H),
+            norm(f"{p}hnorm.weight", dt, H),
+            hole(f"{p}eh_proj.weight", dt, (H, 2 * H)),
+            hole(f"{p}embed_tokens.weight", dt, (V, H)),
+            norm(f"{p}shared_head.norm.weight", dt, H),
+            hole(f"{p}shared_head.head.weight", dt, (V, H)),
         ]
     return specs
 
 
-def _layers_minimax(prefix, c, dt, q) -> list[TensorSpec]:
-    H, L = _require(c, "hidden_size", "num_hidden_layers")
+def _layers_minimax(prefix: str, c: Mapping[str, Any], dt: str, q: Quant) -> list[TensorSpec]:
+    H, L = require_ints(c, "hidden_size", "num_hidden_layers")
     E = int(c["num_local_experts"])
     I_moe = int(c.get("moe_intermediate_size") or c["intermediate_size"])
     I_dense = int(c.get("dense_intermediate_size") or c["intermediate_size"])
@@ -385,9 +277,9 @@ def _layers_minimax(prefix, c, dt, q) -> list[TensorSpec]:
             specs += _mlp(f"{p}mlp.", I_dense, H, dt, q)
             continue
         m = f"{p}block_sparse_moe."
-        specs += [_hole(f"{m}gate.weight", dt, (E, H))]
+        specs += [hole(f"{m}gate.weight", dt, (E, H))]
         if c.get("use_routing_bias"):
-            specs += [_hole(f"{m}e_score_correction_bias", "F32", (E,))]
+            specs += [hole(f"{m}e_score_correction_bias", "F32", (E,))]
         for e in range(E):
             specs += _mlp(f"{m}experts.{e}.", I_moe, H, dt, q, names=("w1", "w3", "w2"))
         if I_shared:
@@ -428,7 +320,7 @@ def target_specs(config: Mapping[str, Any]) -> list[TensorSpec]:
     if "quantization_config" not in c and "quantization_config" in config:
         c["quantization_config"] = config["quantization_config"]
     dt = config_dtype(text.config, config)
-    q = _Quant(config)
+    q = Quant(config)
     prefix = text.tensor_prefix or "model."
     embed, tail = _embed_head(prefix, c, config, dt)
     layers = _LAYERS[_family(c, config)](prefix, c, dt, q)
@@ -470,7 +362,7 @@ def draft_geometry(config: Mapping[str, Any]) -> dict[str, int]:
         ValueError: a needed field is missing or null.
     """
     layer = config.get("transformer_layer_config") or config
-    H, nh, nkv, inter = _require(
+    H, nh, nkv, inter = require_ints(
         layer, "hidden_size", "num_attention_heads", "num_key_value_heads", "intermediate_size"
     )
     V = layer.get("vocab_size") or config.get("vocab_size")
@@ -530,19 +422,29 @@ def draft_specs(
     p = "midlayer." if naming == "midlayer" else "layers.0."
     bias = bool(config.get("attention_bias") or layer_cfg.get("attention_bias"))
     specs = _draft_layer_specs(p, dt, g, attention_bias=bias)
-    specs.append(_hole("fc.weight", dt, (H, k * Ht)))
+    specs.append(hole("fc.weight", dt, (H, k * Ht)))
     if config.get("bias"):
-        specs.append(_hole("fc.bias", dt, (H,)))
-    specs.append(_norm("norm.weight", dt, H))
+        specs.append(hole("fc.bias", dt, (H,)))
+    specs.append(norm("norm.weight", dt, H))
     if with_lm_head:
-        specs.append(_hole("lm_head.weight", dt, (Vd, H)))
+        specs.append(hole("lm_head.weight", dt, (Vd, H)))
     specs += _vocab_map_specs(d2t, t2d, V=V, Vd=Vd)
     if with_embed:
-        specs.append(_hole("embed_tokens.weight", dt, (V, H)))
+        specs.append(hole("embed_tokens.weight", dt, (V, H)))
+    return specs + _aux_norm_specs(dt, k, Ht, norm_before_fc=norm_before_fc, fc_norm=fc_norm)
+
+
+def _aux_norm_specs(
+    dt: str, k: int, Ht: int, *, norm_before_fc: bool, fc_norm: bool
+) -> list[TensorSpec]:
+    """The optional norms of the ``k`` aux hidden states (Eagle 3.1): ``input_norm.weight``
+    [k*Ht] over their concatenation (``norm_before_fc``), then ``fc_norm.{i}.weight`` [Ht], one
+    per aux layer (``fc_norm``)."""
+    specs: list[TensorSpec] = []
     if norm_before_fc:
-        specs.append(_norm("input_norm.weight", dt, k * Ht))
+        specs.append(norm("input_norm.weight", dt, k * Ht))
     if fc_norm:
-        specs += [_norm(f"fc_norm.{i}.weight", dt, Ht) for i in range(k)]
+        specs += [norm(f"fc_norm.{i}.weight", dt, Ht) for i in range(k)]
     return specs
 
 
@@ -555,24 +457,24 @@ def _draft_layer_specs(
     H, nh, nkv, hd, inter = (g[x] for x in ("H", "nh", "nkv", "hd", "I"))
     a = f"{p}self_attn."
     specs = [
-        _hole(f"{a}q_proj.weight", dt, (nh * hd, 2 * H)),
-        _hole(f"{a}k_proj.weight", dt, (nkv * hd, 2 * H)),
-        _hole(f"{a}v_proj.weight", dt, (nkv * hd, 2 * H)),
-        _hole(f"{a}o_proj.weight", dt, (H, nh * hd)),
+        hole(f"{a}q_proj.weight", dt, (nh * hd, 2 * H)),
+        hole(f"{a}k_proj.weight", dt, (nkv * hd, 2 * H)),
+        hole(f"{a}v_proj.weight", dt, (nkv * hd, 2 * H)),
+        hole(f"{a}o_proj.weight", dt, (H, nh * hd)),
     ]
     if attention_bias:
         specs += [
-            _hole(f"{a}q_proj.bias", dt, (nh * hd,)),
-            _hole(f"{a}k_proj.bias", dt, (nkv * hd,)),
-            _hole(f"{a}v_proj.bias", dt, (nkv * hd,)),
+            hole(f"{a}q_proj.bias", dt, (nh * hd,)),
+            hole(f"{a}k_proj.bias", dt, (nkv * hd,)),
+            hole(f"{a}v_proj.bias", dt, (nkv * hd,)),
         ]
     specs += [
-        _hole(f"{p}mlp.gate_proj.weight", dt, (inter, H)),
-        _hole(f"{p}mlp.up_proj.weight", dt, (inter, H)),
-        _hole(f"{p}mlp.down_proj.weight", dt, (H, inter)),
-        _norm(f"{p}input_layernorm.weight", dt, H),
-        _norm(f"{p}hidden_norm.weight", dt, H),
-        _norm(f"{p}post_attention_layernorm.weight", dt, H),
+        hole(f"{p}mlp.gate_proj.weight", dt, (inter, H)),
+        hole(f"{p}mlp.up_proj.weight", dt, (inter, H)),
+        hole(f"{p}mlp.down_proj.weight", dt, (H, inter)),
+        norm(f"{p}input_layernorm.weight", dt, H),
+        norm(f"{p}hidden_norm.weight", dt, H),
+        norm(f"{p}post_attention_layernorm.weight", dt, H),
     ]
     return specs
 
