@@ -424,12 +424,11 @@ def test_sigterm_while_writing_leaves_no_temp_file(tmp_path, bench):
     proc = _run(
         """
         import os, signal
-        import recipecli.safe_write as sw
         real = os.fsync
         def fsync(fd):
             os.kill(os.getpid(), signal.SIGTERM)
             real(fd)
-        sw.os.fsync = fsync
+        os.fsync = fsync
         from recipecli.cli import main
         main(["report", "base.json", "cand.json", "-o", "ab.md"])
         """,
@@ -469,7 +468,7 @@ def test_interrupt_inside_write_file_removes_the_temp_file(tmp_path, monkeypatch
     def boom(src, dst):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(sw.os, "replace", boom)
+    monkeypatch.setattr(os, "replace", boom)
     with pytest.raises(KeyboardInterrupt):
         sw.write_file(tmp_path / "x.json", b"{}", what="-o file", noun="-o path", kind=None)
     assert list(tmp_path.iterdir()) == []
@@ -589,7 +588,7 @@ def test_replace_dir_puts_the_previous_out_back_when_the_rename_fails(tmp_path, 
             raise OSError(28, "No space left on device")
         return real(a, b)
 
-    monkeypatch.setattr(sw.os, "rename", rename)
+    monkeypatch.setattr(os, "rename", rename)
     with pytest.raises(OSError):
         sw.replace_dir(tmp, out, ["config.json"])
     assert (out / "config.json").read_text() == "old"  # the previous OUT is back

@@ -50,16 +50,23 @@ def command(
     from recipecli.inspect import format_summary, summarize, tensor_table, tensor_table_json
     from recipecli.safe_write import SNAPSHOT, checkpoint_inputs, path_inputs, prepare_file
 
-    where = {"what": "--save-metadata file", "noun": "--save-metadata path", "kind": SNAPSHOT}
+    what, noun = "--save-metadata file", "--save-metadata path"
     label = f"SOURCE {source}"
     if save_metadata:  # refuse a bad FILE before any work (checked again when written)
-        prepare_file(save_metadata, inputs=path_inputs(label, source), existing=False, **where)
+        prepare_file(
+            save_metadata,
+            what=what,
+            noun=noun,
+            kind=SNAPSHOT,
+            inputs=path_inputs(label, source),
+            existing=False,
+        )
     ck = open_checkpoint(source, revision, timeout=timeout)
     summary = summarize(ck)
     if save_metadata:
         inputs = checkpoint_inputs(ck, label)
         text = dumps_snapshot(snapshot_dict(ck))
-        atomic_write_text(save_metadata, text, inputs=inputs, **where)
+        atomic_write_text(save_metadata, text, inputs=inputs, what=what, noun=noun, kind=SNAPSHOT)
         click.echo(f"snapshot written to {save_metadata}", err=True)
     if as_json:
         if len(ck.tensors) > COMPACT_JSON_TENSORS:

@@ -1,0 +1,208 @@
+"""Files: :func:`prepare_file` checks a destination, :func:`write_file` replaces it atomically
+(temporary file, ``fsync``, rename, folder ``fsync``), removing the temporary file on errors and
+on SIGINT, SIGTERM and SIGHUP (:func:`interrupt_on_signals`)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import stat
+import tempfile
+import threading
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from types import FrameType
+from typing import NoReturn
+
+from recipecli.errors import UsageError
+from recipecli.safe_write.kinds import OutputKind
+from recipecli.safe_write.paths import (
+    Input,
+    _read_head,
+    _real,
+    _stat_or_none,
+    check_inputs,
+    check_parent,
+)
+from recipecli.safeio import file_kind
+
+
+def _refuse_unrecognised(
+    final: Path, kind: OutputKind | None, *, given: Path, what: str, noun: str
+) -> None:
+    """Refuse a non-empty existing file that is not a previous ``kind`` output."""
+    head = _read_head(final, kind.head_bytes) if kind is not None else None
+    if head is None or kind is None or not kind.recognise(head):
+        name = f"a {kind.name}" if kind is not None else "an empty file"
+        raise UsageError(
+            f"cannot write {what}: the file exists and is not {name}; refusing to overwrite it",
+            path=str(given),
+            hint=f"give another {noun} or move the file away",
+        )
+
+
+def prepare_file(
+    dest: str | os.PathLike[str],
+    *,
+    what: str,
+    noun: str,
+    kind: OutputKind | None,
+    inputs: Iterable[Input] = (),
+    existing: bool = True,
+) -> Path:
+    """Check that ``dest`` may be written as a ``kind`` output; nothing is written.
+
+    A symbolic link is followed (the file it names is the destination). ``dest`` may be missing,
+    an empty regular file, or a previous output that ``kind`` recognises.
+
+    Args:
+        dest: the file to write.
+        what: the destination in messages ("-o file", "--save-metadata file").
+        noun: what to give instead ("-o path").
+        kind: what is written (recognises a previous output); None: only a missing or empty
+            file may be written.
+        inputs: the command's inputs (:func:`check_inputs`).
+        existing: also check that an existing file is a previous ``kind`` output; False for an
+            early check made before all inputs are known (so that the later check can say
+            which input a file is).
+
+    Returns:
+        The path that will be replaced (links resolved).
+
+    Raises:
+        UsageError: one line; see the module docstring.
+    """
+    given = Path(dest)
+    final = _real(given) if given.is_symlink() else given
+    st = _stat_or_none(os.stat, final, given=given, what=what, noun=noun)
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        if stat.S_ISDIR(st.st_mode):
+            why = "it is a directory"
+        else:  # /dev/null, a FIFO, a socket: never replaced by a regular file
+            why = f"it is {file_kind(st.st_mode)}, not a regular file"
+        raise UsageError(
+            f"cannot write {what}: {why}", path=str(given), hint=f"give another {noun}"
+        )
+    check_parent(final, what=what, noun=noun)
+    check_inputs(final, inputs, what=what, noun=noun, shown=given)
+    if existing and st is not None and st.st_size > 0:
+        _refuse_unrecognised(final, kind, given=given, what=what, noun=noun)
+    return final
+
+
+_SIGNALS = tuple(getattr(signal, n) for n in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, n))
+
+
+def _interrupt(signum: int, frame: FrameType | None) -> NoReturn:  # pragma: no cover
+    # exercised through subprocess tests
+    raise KeyboardInterrupt
+
+
+@contextlib.contextmanager
+def interrupt_on_signals() -> Iterator[None]:
+    """Turn SIGTERM and SIGHUP into ``KeyboardInterrupt`` (as Ctrl-C already is) while the
+    block runs, so that ``finally`` clauses remove temporary files. Signals the process ignores
+    (``nohup``) stay ignored; outside the main thread nothing changes."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    old = {}
+    for sig in _SIGNALS:
+        if sig == signal.SIGINT:
+            continue
+        current = signal.getsignal(sig)
+        if current is signal.SIG_DFL:
+            old[sig] = signal.signal(sig, _interrupt)
+    try:
+        yield
+    finally:
+        for sig, handler in old.items():
+            signal.signal(sig, handler)
+
+
+@contextlib.contextmanager
+def _signals_blocked() -> Iterator[None]:
+    """Hold SIGINT/SIGTERM/SIGHUP back for a few statements (creating a temporary file and
+    recording its name), so that no signal lands between the two."""
+    if not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, _SIGNALS)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
+def fsync_dir(path: str | os.PathLike[str]) -> None:
+    """fsync a folder (makes renames and new entries in it durable)."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def current_umask() -> int:
+    """The process umask (read by setting and restoring it)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def write_file(
+    dest: str | os.PathLike[str],
+    data: bytes,
+    *,
+    what: str,
+    noun: str,
+    kind: OutputKind | None,
+    inputs: Iterable[Input] = (),
+) -> Path:
+    """Check ``dest`` (:func:`prepare_file`) and replace it atomically with ``data``.
+
+    The file gets the mode ``0o666 & ~umask``. On any failure or signal the temporary file is
+    removed and ``dest`` is untouched.
+
+    Args:
+        dest, what, noun, kind, inputs: see :func:`prepare_file`.
+        data: the file's bytes.
+
+    Returns:
+        The path written (links resolved).
+
+    Raises:
+        UsageError: refused (:func:`prepare_file`), or the write failed (permissions, full or
+            read-only file system); one line.
+    """
+    inputs = list(inputs)
+    final = prepare_file(dest, what=what, noun=noun, kind=kind, inputs=inputs)
+    tmp: str | None = None
+    with interrupt_on_signals():
+        try:
+            with _signals_blocked():
+                fd, tmp = tempfile.mkstemp(
+                    prefix=f".{final.name}.", suffix=".tmp", dir=final.parent
+                )
+            with os.fdopen(fd, "wb") as fh:
+                os.fchmod(fh.fileno(), 0o666 & ~current_umask())
+                fh.write(data)
+                fh.flush()
+                os.fsync(fh.fileno())
+            # the destination may have changed while we wrote (a FIFO created meanwhile)
+            prepare_file(dest, what=what, noun=noun, kind=kind, inputs=inputs)
+            os.replace(tmp, final)
+            tmp = None
+            fsync_dir(final.parent)
+        except OSError as exc:
+            raise UsageError(
+                f"cannot write {what}: {exc.strerror or exc}",
+                path=str(dest),
+                hint=f"give another {noun}",
+            ) from None
+        finally:
+            if tmp is not None:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(tmp)
+    return final
