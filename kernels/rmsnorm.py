@@ -92,6 +92,35 @@ def _dual_plan(a, b, w1, w2, out1, out2, o2_off: int, convention: str, key: tupl
     return _remember(key, (plan, reasons))
 
 
+def _dual_traced(a, b, w1, w2, eps1, eps2, out, convention: str):
+    """While Dynamo traces: the registered op (no graph break), copied into ``out`` if given."""
+    res = torch.ops.recipecli.dual_rmsnorm_concat(a, b, w1, w2, eps1, eps2, convention)
+    if out is None:
+        return res
+    d1 = a.shape[-1]
+    if isinstance(out, torch.Tensor):
+        return out.copy_(res)
+    out[0].copy_(res[:, :d1])
+    out[1].copy_(res[:, d1:])
+    return out
+
+
+def _dual_buffer_plan(a, b, w1, w2, out, okey, convention: str):
+    """The cached (plan, reasons) for one [N, d1+d2] output (``okey`` None: a new tensor)."""
+    key = (_desc(a), _desc(b), _desc(w1), _desc(w2), okey, convention)
+    hit = _PLANS.get(key)
+    if hit is None:
+        d1 = a.shape[-1]
+        hit = _dual_plan(a, b, w1, w2, out[:, :d1], out[:, d1:], d1, convention, key)
+    return hit
+
+
+def _dual_pair_plan(a, b, w1, w2, out1, out2, convention: str):
+    """The cached (plan, reasons) for outputs given as a pair of [N, d1] / [N, d2] views."""
+    key = (_desc(a), _desc(b), _desc(w1), _desc(w2), _desc(out1), _desc(out2), convention)
+    return _PLANS.get(key) or _dual_plan(a, b, w1, w2, out1, out2, 0, convention, key)
+
+
 def dual_rmsnorm_concat(
     a: torch.Tensor,
     b: torch.Tensor,
@@ -135,15 +164,7 @@ def dual_rmsnorm_concat(
     if convention not in CONVENTION_NAMES:
         _check_convention(convention)
     if _compiling() and not return_path:
-        res = torch.ops.recipecli.dual_rmsnorm_concat(a, b, w1, w2, eps1, eps2, convention)
-        if out is None:
-            return res
-        d1 = a.shape[-1]
-        if isinstance(out, torch.Tensor):
-            return out.copy_(res)
-        out[0].copy_(res[:, :d1])
-        out[1].copy_(res[:, d1:])
-        return out
+        return _dual_traced(a, b, w1, w2, eps1, eps2, out, convention)
     n, d1, d2 = a.shape[0], a.shape[-1], b.shape[-1]
     if out is None or isinstance(out, torch.Tensor):
         if out is None:
@@ -156,12 +177,7 @@ def dual_rmsnorm_concat(
         result: Any = out
         if n == 0:
             return (result, PATH_EMPTY, []) if return_path else result
-        key = (_desc(a), _desc(b), _desc(w1), _desc(w2), okey, convention)
-        hit = _PLANS.get(key)
-        if hit is None:
-            o1, o2 = out[:, :d1], out[:, d1:]
-            hit = _dual_plan(a, b, w1, w2, o1, o2, d1, convention, key)
-        plan, reasons = hit
+        plan, reasons = _dual_buffer_plan(a, b, w1, w2, out, okey, convention)
         if plan is not None:
             plan.dual(a, b, w1, w2, out, eps1, eps2)
             if okey is None:
@@ -174,9 +190,7 @@ def dual_rmsnorm_concat(
         result = (out1, out2)
         if n == 0:
             return (result, PATH_EMPTY, []) if return_path else result
-        key = (_desc(a), _desc(b), _desc(w1), _desc(w2), _desc(out1), _desc(out2), convention)
-        hit = _PLANS.get(key) or _dual_plan(a, b, w1, w2, out1, out2, 0, convention, key)
-        plan, reasons = hit
+        plan, reasons = _dual_pair_plan(a, b, w1, w2, out1, out2, convention)
         if plan is not None:
             plan((a, b, w1, w2, out1, out2), (eps1, eps2))
             return (result, PATH_TRITON, reasons) if return_path else result
