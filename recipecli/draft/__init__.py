@@ -13,13 +13,9 @@
 this package.
 """
 
-from recipecli.draft.fields import DTYPE_NAMES, EAGLE_FIELDS, EAGLE_KEYS
+from recipecli.draft.fields import EAGLE_KEYS
 from recipecli.draft.formats import (
-    DISPLAY_ORDER,
-    FORMAT_NAMES,
     FORMATS,
-    MODELOPT_EAGLE_KEYS,
-    NORM_OUTPUT_MEANING,
     TRAINED_CONVENTION,
     Convention,
     DraftFormat,
@@ -34,32 +30,22 @@ from recipecli.draft.formats import (
 from recipecli.draft.model import (
     DraftModel,
     canonical_draft,
-    expected_shapes,
     known_roles,
     layer_config,
 )
 from recipecli.draft.tensors import (
     LAYER_ROLES,
-    TOP_ROLES,
     is_known_extra,
     layer_indices,
     numbered_layer_name,
-    role_name,
     split_layer_name,
     strip_prefix,
 )
 
 __all__ = [
-    "DISPLAY_ORDER",
-    "DTYPE_NAMES",
-    "EAGLE_FIELDS",
     "EAGLE_KEYS",
     "FORMATS",
-    "FORMAT_NAMES",
     "LAYER_ROLES",
-    "MODELOPT_EAGLE_KEYS",
-    "NORM_OUTPUT_MEANING",
-    "TOP_ROLES",
     "TRAINED_CONVENTION",
     "Convention",
     "DraftFormat",
@@ -68,7 +54,6 @@ __all__ = [
     "NormOutputMeaning",
     "canonical_draft",
     "detect_format",
-    "expected_shapes",
     "format_spec",
     "from_hidden_state",
     "is_known_extra",
@@ -77,7 +62,6 @@ __all__ = [
     "layer_indices",
     "numbered_layer_name",
     "register",
-    "role_name",
     "split_layer_name",
     "strip_prefix",
     "to_hidden_state",

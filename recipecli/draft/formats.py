@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 DraftFormat = Literal["A", "B", "C", "D", "F", "nemo", "nebius"]
 #: How aux layer ids are written: ``hidden-state`` = index of the hidden state entering layer i
@@ -52,10 +52,12 @@ class FormatSpec:
         vocab_size_key: config key of the draft vocabulary size (Vd).
         verifier_config_key: config key naming the verifier (target) and proposal methods.
         closed_schema: top-level keys other than the EAGLE keys lie outside the format's schema.
-        read_only: recognised but never written by ``convert``.
+
+    What ``convert`` writes is not a draft format's business: its output formats are registered
+    in :mod:`recipecli.convert.formats`.
     """
 
-    key: str
+    key: DraftFormat
     name: str
     family: Family
     matches: Matcher
@@ -65,7 +67,6 @@ class FormatSpec:
     vocab_size_key: str = "draft_vocab_size"
     verifier_config_key: str | None = None
     closed_schema: bool = False
-    read_only: bool = False
 
 
 #: Registered specs in detection order (:func:`register`).
@@ -144,7 +145,6 @@ register(
         lambda cfg, arch, names: arch == "LlamaEagle3DraftModel",
         aux_convention=None,
         norm_output_meaning="post-norm-chaining",
-        read_only=True,
     )
 )
 register(
@@ -192,19 +192,17 @@ register(
         aux_convention=None,
         norm_output_meaning="norm-before-head",
         vocab_size_key="truncated_vocab_size",
-        read_only=True,
     )
 )
 
 #: Display order of the formats (docs/check.md's table).
-DISPLAY_ORDER: tuple[str, ...] = ("A", "B", "C", "D", "F", "nemo", "nebius")
+DISPLAY_ORDER: tuple[DraftFormat, ...] = get_args(DraftFormat)
+#: format key -> spec, in display order
 FORMATS: Mapping[str, FormatSpec] = {
     k: next(s for s in _SPECS if s.key == k) for k in DISPLAY_ORDER
 }
-
+#: format key -> its one-line description (``draft.format_name``)
 FORMAT_NAMES: Mapping[str, str] = {k: s.name for k, s in FORMATS.items()}
-#: ``norm_output`` meaning by format (speculators PR #610: Eagle 3.1 chaining; SpecForge: norm before the head)
-NORM_OUTPUT_MEANING: Mapping[str, str] = {k: s.norm_output_meaning for k, s in FORMATS.items()}
 #: Convention the aux ids of each format are written in (docs/convert.md, aux ids). Formats
 #: not listed (NeMo, nebius) do not say.
 TRAINED_CONVENTION: Mapping[str, Convention] = {
@@ -246,7 +244,7 @@ def detect_format(
     names = frozenset(tensor_names)
     for spec in _SPECS:
         if spec.family == family and spec.matches(config, arch, names):
-            return spec.key  # type: ignore[return-value]
+            return spec.key
     return None
 
 

@@ -20,11 +20,15 @@ from recipecli.draft.formats import (
     FORMAT_NAMES,
     DraftFormat,
     FormatSpec,
+    NormOutputMeaning,
     detect_format,
     format_spec,
 )
 from recipecli.draft.tensors import layer_prefix, role_name, role_names
 from recipecli.errors import CheckpointFormatError
+
+#: where a draft config keeps its aux layer ids (``speculators``: the top level of a format D one)
+AuxIdsWhere = Literal["top-level", "eagle_config", "speculators", "absent"]
 
 
 @dataclass(frozen=True)
@@ -64,14 +68,14 @@ class DraftModel:
     Ht: int | None
     k: int
     aux_ids: tuple[int, ...] | None
-    aux_ids_where: str
+    aux_ids_where: AuxIdsWhere
     top_level_aux_ids: tuple[int, ...] | None
     nested_aux_ids: tuple[int, ...] | None
     fc_norm: bool
     norm_before_fc: bool
     norm_before_residual: bool | None
     norm_output: bool | None
-    norm_output_meaning: str
+    norm_output_meaning: NormOutputMeaning
     has_embed: bool
     has_lm_head: bool
     has_d2t: bool
@@ -339,43 +343,6 @@ def canonical_draft(ck: Checkpoint) -> DraftModel:
         sources=r.src,
         **_read_tensors(names),
     )
-
-
-def expected_shapes(d: DraftModel) -> dict[str, tuple[int, ...]]:
-    """Expected shape of every tensor role of ``d`` (docs/engines/vllm.md#tensors), for roles whose sizes are known.
-
-    Only the GQA layer-0 layout is described (q/k/v take 2H inputs). Optional roles (lm_head,
-    embed_tokens, d2t, t2d, input_norm, fc_norm.i) are included; callers decide presence rules.
-    """
-    out: dict[str, tuple[int, ...]] = {}
-    H, Ht, k = d.H, d.Ht, d.k
-    if d.attention == "GQA" and H and d.nh and d.nkv and d.hd:
-        out["q_proj"] = (d.nh * d.hd, 2 * H)
-        out["k_proj"] = (d.nkv * d.hd, 2 * H)
-        out["v_proj"] = (d.nkv * d.hd, 2 * H)
-        out["o_proj"] = (H, d.nh * d.hd)
-    if H and d.I:
-        out["gate_proj"] = (d.I, H)
-        out["up_proj"] = (d.I, H)
-        out["down_proj"] = (H, d.I)
-    if H:
-        for role in ("input_layernorm", "hidden_norm", "post_attention_layernorm", "norm"):
-            out[role] = (H,)
-        if Ht:
-            out["fc"] = (H, k * Ht)
-        if d.Vd:
-            out["lm_head"] = (d.Vd, H)
-        if d.V:
-            out["embed_tokens"] = (d.V, H)
-    if d.Vd:
-        out["d2t"] = (d.Vd,)
-    if d.V:
-        out["t2d"] = (d.V,)
-    if Ht:
-        out["input_norm"] = (k * Ht,)
-        for i in range(k):
-            out[f"fc_norm.{i}"] = (Ht,)
-    return out
 
 
 def known_roles(d: DraftModel) -> dict[str, str]:

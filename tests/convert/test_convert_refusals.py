@@ -32,11 +32,6 @@ def _refused(args: list[str], capsys, *needles: str) -> str:
 
 
 @pytest.fixture
-def target(tmp_path: Path) -> Path:
-    return write_target(tmp_path / "target")
-
-
-@pytest.fixture
 def a_draft(tmp_path: Path, fixture_config) -> Path:
     cfg = tiny(fixture_config("SafeAILab__EAGLE3-traineagle3-config"))
     d2t, t2d = valid_vocab_map(1000, 100, seed=1)
