@@ -88,7 +88,8 @@ class LazyGroup(click.Group):
         if entry is None:
             return None
         module = importlib.import_module(f"recipecli.cli.commands.{entry[0]}")
-        return module.command
+        command: click.Command = module.command
+        return command
 
     def resolve_command(
         self, ctx: click.Context, args: list[str]

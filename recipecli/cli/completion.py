@@ -14,6 +14,8 @@ to ordinary filename completion.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import click
 from click.shell_completion import BashComplete, CompletionItem, get_completion_class
 
@@ -67,7 +69,9 @@ def _recipe_refs(ctx: click.Context) -> dict[str, str]:
     return bound
 
 
-def hardware_completer(*recipe_params: str):
+def hardware_completer(
+    *recipe_params: str,
+) -> Callable[[click.Context, click.Parameter, str], list[CompletionItem]]:
     """A ``shell_complete`` callback for a hardware option: the profile names of the recipe in
     the first of ``recipe_params`` (argument names, e.g. ``"recipe"``; ``diff`` would pass
     ``"recipe_b", "recipe_a"`` for ``--vs-hardware``) that is on the command line.

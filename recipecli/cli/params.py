@@ -10,22 +10,29 @@ expected …``, as the commands said before these types existed.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
 from recipecli.errors import UsageError
+
+if TYPE_CHECKING:  # generic from click 8.4 on: subscripted only for the type checker (click>=8.1)
+    _ParamType = click.ParamType[Any]
+    _Choice = click.Choice[Any]  # TrueFalse converts a str choice to a bool
+else:
+    _ParamType = click.ParamType
+    _Choice = click.Choice
 
 
 def option_name(param: click.Parameter | None) -> str:
     """The option as users type it (its first ``--long`` name), for messages."""
     if param is None:
         return "value"
-    opts = getattr(param, "opts", None) or [param.name or "value"]
+    opts: list[str] = getattr(param, "opts", None) or [param.name or "value"]
     return next((o for o in opts if o.startswith("--")), opts[0])
 
 
-class OptionType(click.ParamType):
+class OptionType(_ParamType):
     """Base of recipecli's option types: :meth:`fail` raises the library's one-line
     :class:`~recipecli.errors.UsageError` (exit 2) instead of click's ``BadParameter``."""
 
@@ -34,7 +41,7 @@ class OptionType(click.ParamType):
 
     def fail(
         self, message: str, param: click.Parameter | None = None, ctx: click.Context | None = None
-    ) -> Any:
+    ) -> NoReturn:
         raise UsageError(message)
 
 
@@ -43,7 +50,9 @@ class TensorParallelSizes(OptionType):
     occurrence order, duplicates dropped (``2,2,1`` -> ``(2, 1)``). Every entry must be an
     integer (``1,,2`` is refused)."""
 
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+    def convert(
+        self, value: Any, param: click.Parameter | None, ctx: click.Context | None
+    ) -> tuple[int, ...]:
         if isinstance(value, tuple):
             return value
         text = str(value)
@@ -61,7 +70,9 @@ class LayerIds(OptionType):
     """``--aux-ids 1,23,44``: comma-separated non-negative layer ids -> ``tuple[int, ...]``, in
     the order given (empty entries between commas are skipped; at least one id)."""
 
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+    def convert(
+        self, value: Any, param: click.Parameter | None, ctx: click.Context | None
+    ) -> tuple[int, ...]:
         if isinstance(value, tuple):
             return value
         text = str(value)
@@ -87,11 +98,13 @@ class Counts(OptionType):
         pair: two positive integers (D1,D2).
     """
 
-    def __init__(self, example: str, *, pair: bool = False):
+    def __init__(self, example: str, *, pair: bool = False) -> None:
         self.example = example
         self.pair = pair
 
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+    def convert(
+        self, value: Any, param: click.Parameter | None, ctx: click.Context | None
+    ) -> tuple[int, ...]:
         if isinstance(value, tuple):
             return value
         text, flag = str(value), option_name(param)
@@ -130,7 +143,7 @@ class ByteSize(OptionType):
     """``--max-shard-size 5GB`` (``500MB``, ``2GiB``, ``1.5GB``, ``1000000``) -> a positive
     ``int`` of bytes (:data:`SIZE_UNITS`; no unit = bytes; case-insensitive)."""
 
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
         if isinstance(value, int):
             return value
         text, flag = str(value), option_name(param)
@@ -146,7 +159,9 @@ class ByteSize(OptionType):
 class LabelPair(OptionType):
     """``--labels 'Baseline,This PR'`` -> two non-empty names (spaces around them dropped)."""
 
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+    def convert(
+        self, value: Any, param: click.Parameter | None, ctx: click.Context | None
+    ) -> tuple[str, str]:
         if isinstance(value, tuple):
             return value
         parts = [p.strip() for p in str(value).split(",")]
@@ -160,16 +175,17 @@ class LabelPair(OptionType):
         return parts[0], parts[1]
 
 
-class TrueFalse(click.Choice):
+class TrueFalse(_Choice):
     """``true`` or ``false`` (exactly these words, unlike click's BOOL) -> ``bool``."""
 
     def __init__(self) -> None:
         super().__init__(["true", "false"])
 
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> bool:
         if isinstance(value, bool):
             return value
-        return super().convert(value, param, ctx) == "true"
+        chosen: str = super().convert(value, param, ctx)
+        return chosen == "true"
 
 
 TP_SIZES = TensorParallelSizes()
@@ -184,5 +200,5 @@ SHARD_SIZE = ByteSize()
 """``convert --max-shard-size``."""
 LABELS = LabelPair()
 """``report --labels``."""
-KERNEL_MODE = click.Choice(["auto", "cpu", "cuda", "skip"])
+KERNEL_MODE: click.Choice[str] = click.Choice(["auto", "cpu", "cuda", "skip"])
 """``check --kernel``: auto = CUDA if present, else Triton's CPU interpreter; skip = none."""

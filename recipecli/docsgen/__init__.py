@@ -45,13 +45,10 @@ from recipecli.docsgen.offline_check import (
     CHECKPOINT_MODES,
     CheckRow,
     CheckSection,
-    bundled_snapshots,
     check_section,
     open_for_docs,
 )
 from recipecli.docsgen.pages import (
-    ENGINE_TITLES,
-    ENGINES,
     GENERATED_MARKER,
     VENDOR_TITLES,
     DocsOptions,
@@ -71,6 +68,9 @@ from recipecli.docsgen.sync import (
     is_generated,
     sync,
 )
+from recipecli.engines import ENGINES
+from recipecli.engines import TITLES as ENGINE_TITLES
+from recipecli.examples import bundled_snapshots
 
 __all__ = [
     "CHECKPOINT_MODES",

@@ -11,6 +11,7 @@ in the engine models (numpy): ``docs`` imports it only under ``--engines``.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 from recipecli.codes import CATALOG, catalog_code
 from recipecli.engines import engine_models
@@ -101,7 +102,7 @@ def engine_page(model: EngineModel) -> str:
 def _data_section(model: EngineModel) -> list[str]:
     lines = ['<a id="data"></a>', "", "## Data extracted from the engine", ""]
     for name in model.data:
-        data: Mapping = load_data(name)
+        data: Mapping[str, Any] = load_data(name)
         lines.append(f"- `recipecli/data/engines/{name}` — {data.get('source') or data.get('package', '')}"
                      f" {data.get('version', '')}".rstrip())  # fmt: skip
     lines.append("")

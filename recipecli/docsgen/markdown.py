@@ -48,8 +48,8 @@ def prose(text: Any) -> str:
 def sentence(text: Any) -> str:
     """:func:`prose` starting with a capital and ending with a full stop (unless it already ends
     with ``.``, ``!`` or ``?``)."""
-    text = prose(text)
-    if not text:
-        return text
-    text = text[0].upper() + text[1:]
-    return text if text.endswith((".", "!", "?")) else text + "."
+    folded = prose(text)
+    if not folded:
+        return folded
+    folded = folded[0].upper() + folded[1:]
+    return folded if folded.endswith((".", "!", "?")) else folded + "."

@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from recipecli.docsgen.inputs import hardware_names
 from recipecli.errors import RecipeCliError
@@ -16,6 +16,10 @@ from recipecli.examples import bundled_snapshots
 from recipecli.recipecheck import deployment, pair_of
 from recipecli.recipes.loader import Recipe
 from recipecli.recipes.render import Rendered
+
+if TYPE_CHECKING:  # the checkpoint readers are imported when the section is built
+    from recipecli.checkpoint.model import Checkpoint
+    from recipecli.findings import Finding
 
 #: ``--checkpoints`` modes: where the ``check`` section may find the recipe's checkpoints.
 #: bundled: only snapshots shipped with recipecli; cache: also local paths and the HF cache (never
@@ -30,7 +34,7 @@ def _bin_only(root: Path) -> bool:
     return has_weights(root) and not any(root.glob("*.safetensors"))
 
 
-def open_for_docs(source: str, mode: str) -> tuple[Any, str]:
+def open_for_docs(source: str, mode: str) -> tuple[Checkpoint, str]:
     """Open a checkpoint for the docs' check section without touching the network unless
     ``mode`` is ``online``, and without torch (``.bin``-only checkpoints are refused).
 
@@ -120,7 +124,7 @@ def check_section(
     by_pair: dict[tuple[str, str], list[str | None]] = {}
     for hw in hardware_names(recipe):
         by_pair.setdefault(pair_of(recipe, hw), []).append(hw)
-    opened: dict[str, tuple[Any, str]] = {}
+    opened: dict[str, tuple[Checkpoint, str]] = {}
     missing: list[str] = []
     for source in sorted({s for pair in by_pair for s in pair}):
         try:
@@ -129,7 +133,8 @@ def check_section(
             missing.append(source)
     if missing:
         return CheckSection(False, missing=tuple(missing))
-    pairs, rows, seen = [], [], {}
+    pairs, rows = [], []
+    seen: dict[tuple[str, str, str, str], None] = {}  # (severity, engine, code, message), in order
     for (target, draft), hws in by_pair.items():
         pairs.append(
             (", ".join(str(h) for h in hws), target, draft, opened[target][1], opened[draft][1])
@@ -146,8 +151,13 @@ def check_section(
 
 
 def _verdict(
-    recipe: Recipe, hw: str | None, engine: str, serve: Rendered, target: Any, draft: Any
-) -> tuple[CheckRow, list[Any]]:
+    recipe: Recipe,
+    hw: str | None,
+    engine: str,
+    serve: Rendered,
+    target: Checkpoint,
+    draft: Checkpoint,
+) -> tuple[CheckRow, list[Finding]]:
     """One :class:`CheckRow` (``engine`` on ``hw``, at the serve command's settings) and its
     errors then warnings."""
     from recipecli.check import run_check

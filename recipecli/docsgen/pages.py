@@ -43,7 +43,8 @@ def _hw_context(recipe: Recipe, hw: str | None) -> dict[str, Any]:
     prof = hardware_profile(recipe, hw)
     target = prof.get("target") or recipe.get("target")
     draft = prof.get("draft") or recipe.get("draft")
-    vendor = VENDOR_TITLES.get(prof.get("vendor"), prof.get("vendor") or "")
+    vendor_key: str = prof.get("vendor") or ""
+    vendor = VENDOR_TITLES.get(vendor_key, vendor_key)
     return {
         "name": hw,
         "code": code(hw) if hw else "",

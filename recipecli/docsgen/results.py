@@ -62,7 +62,7 @@ def results_sections(recipe: Recipe, engine: str | None = None) -> list[dict[str
         out.append(
             {
                 "title": prose(entry.get("title") or f"{labels[0]} vs {labels[1]}"),
-                "engine": ENGINE_TITLES.get(entry.get("engine"), ""),
+                "engine": ENGINE_TITLES.get(entry.get("engine") or "", ""),
                 "hardware": str(entry.get("hardware") or ""),
                 "table": render_markdown(report).rstrip("\n"),
             }

@@ -8,6 +8,7 @@ import os
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from types import ModuleType
 from typing import Any
 
 from recipecli.errors import UsageError
@@ -62,7 +63,7 @@ class CaseResult:
         }
 
 
-def _kernel_module(device: str):
+def _kernel_module(device: str) -> ModuleType:
     """Import the Triton module in the mode the device needs (interpreter on CPU)."""
     name = "recipecli.kernels.rmsnorm_triton"
     if device == "cpu":

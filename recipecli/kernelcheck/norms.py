@@ -130,7 +130,7 @@ def _layer0_norms(ck: Any, d: DraftModel, notes: list[str]) -> tuple[NormWeight,
 def _fc_norms(ck: Any, d: DraftModel, notes: list[str]) -> list[NormWeight]:
     """The Eagle 3.1 ``fc_norm.{i}`` weights, or k x [Ht] synthesised ones when the config says
     ``fc_norm`` but the checkpoint has none."""
-    fc = []
+    fc: list[NormWeight] = []
     while (name := d.tensor(f"fc_norm.{len(fc)}")) in ck.tensors:
         fc.append(_norm_weight(ck, name, notes, "{name}: values not available, synthesised"))
     if not fc and d.fc_norm and d.Ht:
@@ -211,9 +211,15 @@ def with_fc_norm_chunks(norms: DraftNorms, chunks: int) -> DraftNorms:
     Args:
         norms: the draft's norms (``layer0`` = (input_layernorm, hidden_norm)).
         chunks: number of fc_norm chunks k (>= 1), each of width ``layer0[1].width``.
+
+    Raises:
+        ValueError: ``norms`` has neither fc_norm weights nor layer-0 norms (no width to give
+            the chunks; :func:`draft_norms` and :func:`synthetic_norms` always set both norms).
     """
     if norms.fc_norm:
         return norms
+    if norms.layer0 is None:
+        raise ValueError(f"{norms.source}: no layer-0 norms, so no width for fc_norm chunks")
     width = norms.layer0[1].width
     fc = tuple(NormWeight(f"fc_norm.{i} (synthesised)", width) for i in range(chunks))
     return replace(

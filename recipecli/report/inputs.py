@@ -32,7 +32,7 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from recipecli.errors import ReportError, UsageError
 from recipecli.report.metrics import METRICS
@@ -203,8 +203,9 @@ def _load_json_object(path: str, kind: str) -> dict[str, Any]:
     return data
 
 
-def _is_number(value: Any) -> bool:
-    """A finite int or float (not bool) of magnitude at most :data:`MAX_ABS_NUMBER`."""
+def _is_number(value: object) -> TypeGuard[float]:
+    """A finite int or float (not bool) of magnitude at most :data:`MAX_ABS_NUMBER` (for the
+    type checker: a number, ``int`` included)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return False
     if isinstance(value, int):
@@ -334,7 +335,8 @@ def load_eval_run(path: str) -> EvalRun:
             path=path,
             hint="pass the results_*.json that lm-eval writes under --output_path",
         )
-    hib = data.get("higher_is_better") if isinstance(data.get("higher_is_better"), dict) else {}
+    given = data.get("higher_is_better")
+    hib: dict[str, Any] = given if isinstance(given, dict) else {}
     scores: dict[tuple[str, str], EvalScore] = {}
     for task, metrics in results.items():
         if not isinstance(metrics, dict):
@@ -352,7 +354,8 @@ def load_eval_run(path: str) -> EvalRun:
                     hint="regenerate the file with lm-eval",
                 )
             stderr = metrics.get(f"{name}_stderr,{filt}")
-            task_hib = hib.get(task) if isinstance(hib.get(task), dict) else {}
+            of_task = hib.get(task)
+            task_hib: dict[str, Any] = of_task if isinstance(of_task, dict) else {}
             scores[(task, key)] = EvalScore(
                 task=task,
                 metric=key,

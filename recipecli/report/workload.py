@@ -132,7 +132,7 @@ def workload_of(data: Mapping[str, Any]) -> dict[str, Any]:
     for wk in WORKLOAD_KEYS:
         if wk.derive is not None:
             out[wk.key] = wk.derive(data)
-        elif wk.source in data:
+        elif wk.source is not None and wk.source in data:
             out[wk.key] = data[wk.source]
     # vLLM writes an unlimited rate as the string "inf"; a float infinity (``Infinity`` in a
     # hand-made file) would not be JSON on output, so it is shown the way vLLM writes it.
@@ -159,7 +159,8 @@ def _values_differ(a: Any, b: Any, rel_tol: float) -> bool:
         if math.isinf(a) or math.isinf(b):
             return a != b
         return not math.isclose(a, b, rel_tol=rel_tol, abs_tol=0.0) if rel_tol else a != b
-    return a != b
+    differ: bool = a != b  # JSON values (str, number, bool, None, list, dict)
+    return differ
 
 
 def compare_workloads(runs: Sequence[BenchRun]) -> list[WorkloadDifference]:

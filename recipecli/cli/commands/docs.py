@@ -4,6 +4,7 @@ models pages (tokenspeed's docs/recipes/models.md layout) and one page per recip
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -11,6 +12,9 @@ from recipecli.cli.completion import complete_recipe
 from recipecli.cli.terminal import print_json
 from recipecli.errors import EXIT_FINDINGS, EXIT_OK
 from recipecli.recipes.engines import ENGINES
+
+if TYPE_CHECKING:
+    from recipecli.safe_write import Input
 
 
 @click.command("docs")
@@ -59,7 +63,15 @@ from recipecli.recipes.engines import ENGINES
 )
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document: stale, written, …")
 def command(
-    recipes, bundled, engine_pages, out_dir, engine, check, checkpoints, templates, as_json
+    recipes: tuple[str, ...],
+    bundled: bool,
+    engine_pages: bool,
+    out_dir: str | None,
+    engine: str,
+    check: bool,
+    checkpoints: str,
+    templates: str | None,
+    as_json: bool,
 ) -> int:
     """Generate documentation pages for RECIPE_OR_DIR… (recipe files, bundled names or
     directories of *.yaml recipes).
@@ -78,7 +90,7 @@ def command(
       recipecli docs --bundled -o docs/recipes --checkpoints bundled --check
       recipecli docs --engines -o docs/engines --check
     """
-    from recipecli.docsgen import DocsOptions, collect_recipes, generate, sync
+    from recipecli.docsgen import SyncReport, sync
     from recipecli.errors import UsageError
 
     if engine_pages:
@@ -88,18 +100,10 @@ def command(
 
         out_dir = out_dir or "docs/engines"
         pages = build_engine_pages()
-        inputs: list = []
+        inputs: list[Input] = []
     else:
         out_dir = out_dir or "docs/recipes"
-        loaded = collect_recipes(recipes, bundled=bundled)
-        engines = ENGINES if engine == "all" else (engine,)
-        pages = generate(loaded, out_dir, DocsOptions(engines, checkpoints, templates))
-        inputs = [(f"the recipe directory {r}", r) for r in recipes if Path(r).is_dir()]
-        inputs += [(f"the recipe {r.path}", r.path) for r in loaded]
-        if templates:
-            inputs.append((f"the --templates folder {templates}", templates))
-    from recipecli.docsgen import SyncReport
-
+        pages, inputs = _recipe_pages(recipes, bundled, out_dir, engine, checkpoints, templates)
     result = sync(pages, out_dir, check=check, inputs=inputs)
     report = SyncReport(result, Path(out_dir), check, len(pages))
     if as_json:
@@ -108,3 +112,26 @@ def command(
         for line, to_stderr in report.lines():
             click.echo(line, err=to_stderr)
     return EXIT_FINDINGS if report.failed else EXIT_OK
+
+
+def _recipe_pages(
+    recipes: tuple[str, ...],
+    bundled: bool,
+    out_dir: str,
+    engine: str,
+    checkpoints: str,
+    templates: str | None,
+) -> tuple[dict[str, str], list[Input]]:
+    """The recipe pages (``{file name: text}``) of RECIPE_OR_DIR… (and the bundled recipes), and
+    what they were made from as safe_write inputs (recipe directories and files, --templates):
+    no page may be written over or into one."""
+    from recipecli.docsgen import DocsOptions, collect_recipes, generate
+
+    loaded = collect_recipes(recipes, bundled=bundled)
+    engines = ENGINES if engine == "all" else (engine,)
+    pages = generate(loaded, out_dir, DocsOptions(engines, checkpoints, templates))
+    inputs: list[Input] = [(f"the recipe directory {r}", r) for r in recipes if Path(r).is_dir()]
+    inputs += [(f"the recipe {r.path}", r.path) for r in loaded]
+    if templates:
+        inputs.append((f"the --templates folder {templates}", templates))
+    return pages, inputs

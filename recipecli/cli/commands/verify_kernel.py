@@ -44,7 +44,17 @@ from recipecli.errors import UsageError
 )
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
-def command(source, revision, widths, chunks, dtype, tokens, device, seed, as_json) -> int:
+def command(
+    source: str | None,
+    revision: str | None,
+    widths: tuple[int, ...] | None,
+    chunks: int | None,
+    dtype: str | None,
+    tokens: tuple[int, ...],
+    device: str,
+    seed: int,
+    as_json: bool,
+) -> int:
     """Run the fused EAGLE3 norm kernels on a draft's own norms against plain references.
 
     Reports per case max abs error, max error in ulps, fraction bit-identical and pass/fail, and
@@ -60,10 +70,10 @@ def command(source, revision, widths, chunks, dtype, tokens, device, seed, as_js
     if (source is None) == (widths is None):
         raise UsageError("give exactly one of --draft SOURCE or --widths D1,D2")
     if widths is not None:
-        norms = kc.synthetic_norms(
-            widths[0], widths[1], chunks, kc.normalise_dtype(dtype or "bf16")
-        )
+        # every --dtype choice (bf16, fp16, fp32) is a key of the table of dtype names
+        norms = kc.synthetic_norms(widths[0], widths[1], chunks, kc.DTYPE_NAMES[dtype or "bf16"])
     else:
+        assert source is not None  # exactly one of --draft and --widths, checked above
         from recipecli.checkpoint import open_checkpoint
 
         norms = kc.draft_norms(open_checkpoint(source, revision), dtype)
