@@ -1,25 +1,31 @@
 """Extract the engine data recipecli's engine models read, from the engines' own sources.
 
-Nothing here is imported at run time: ``recipecli check`` reads the JSON this writes under
-``recipecli/data/engines/`` and never imports torch, transformers or an engine. Every extractor
+Nothing here is imported at run time: ``recipecli check`` reads the JSON this writes into each
+engine folder's ``data/`` (``recipecli/engines/<engine>/data/``, the file named from the engine's
+pin) and ``recipecli/data/transformers/``, and never imports torch, transformers or an engine.
+Every extractor
 parses source files with :mod:`ast` (no import of the package, no GPU).
 
-Usage::
+Usage (versions are the pins, ``recipecli/engines/<engine>/pin.py``; a source of another version
+is refused with one line)::
 
-    # transformers config-class defaults (the values an engine gets for a key a config lacks)
-    pip download transformers==5.20.2 --no-deps -d /tmp/dl
-    python scripts/build_engine_data.py transformers /tmp/dl/transformers-5.20.2-py3-none-any.whl
+    # transformers config-class defaults (the values an engine gets for a key a config lacks),
+    # at the release an engine's pin names (Pin.transformers)
+    pip download transformers==<version> --no-deps -d /tmp/dl
+    python scripts/build_engine_data.py transformers /tmp/dl/transformers-<version>-py3-none-any.whl
 
     # vLLM registry: EAGLE3 draft architectures and the targets that implement SupportsEagle3
-    pip download vllm==0.33.0 --no-deps -d /tmp/dl
-    python scripts/build_engine_data.py vllm /tmp/dl/vllm-0.33.0-cp38-abi3-manylinux_2_28_x86_64.whl
+    pip download vllm==<pin> --no-deps -d /tmp/dl
+    python scripts/build_engine_data.py vllm /tmp/dl/vllm-<pin>-cp38-abi3-manylinux_2_28_x86_64.whl
 
     # SGLang registry: EntryClass exports, which targets capture aux states and how
-    pip download sglang==0.5.23 --no-deps -d /tmp/dl
-    python scripts/build_engine_data.py sglang /tmp/dl/sglang-0.5.23-cp311-cp311-manylinux_2_34_x86_64.whl
+    pip download sglang==<pin> --no-deps -d /tmp/dl
+    python scripts/build_engine_data.py sglang /tmp/dl/sglang-<pin>-cp311-cp311-manylinux_2_34_x86_64.whl
 
     # tokenspeed registry (a git directory of lightseekorg/tokenspeed; the commit is recorded)
     python scripts/build_engine_data.py tokenspeed /path/to/tokenspeed.git [--commit SHA]
+
+A new engine adds ``scripts/engine_data_<engine>.py`` with ``extract(source, tree)``.
 
 ``tests/conformance/test_engine_data.py`` fails when a committed file's recorded version differs from the
 version the engine model pins.
@@ -29,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import importlib
 import json
 import re
 import subprocess
@@ -37,8 +44,11 @@ import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-OUT = ROOT / "recipecli" / "data" / "engines"
+import pins  # noqa: E402  (scripts/pins.py: the paths derive from each engine's pin)
+
+from recipecli.engines import engine_names  # noqa: E402  (pins puts the repo on sys.path)
+
+ROOT = pins.ROOT
 
 #: Config fields an engine model may need a default for (draft and target geometry).
 CONFIG_FIELDS = (
@@ -169,9 +179,8 @@ def transformers_defaults(tree: Tree) -> dict[str, object]:
 # --------------------------------------------------------------------------- writing
 
 
-def write(name: str, data: dict[str, object], *, compact: bool = False) -> Path:
-    OUT.mkdir(parents=True, exist_ok=True)
-    path = OUT / name
+def write(path: Path, data: dict[str, object], *, compact: bool = False) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
     if compact:  # one line per model: small, and a diff still shows which model changed
         body = ",\n".join(f"{json.dumps(k)}: {json.dumps(v)}" for k, v in data["models"].items())
         head = {k: v for k, v in data.items() if k != "models"}
@@ -185,35 +194,20 @@ def write(name: str, data: dict[str, object], *, compact: bool = False) -> Path:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("what", choices=["transformers", "vllm", "tokenspeed", "sglang"])
+    ap.add_argument("what", choices=["transformers", *engine_names()])
     ap.add_argument("source", type=Path, help="wheel, folder or git directory")
-    ap.add_argument("--commit", default=None, help="git commit (tokenspeed)")
+    ap.add_argument("--commit", default=None, help="git commit (a git directory's source)")
     args = ap.parse_args(argv)
     tree = Tree(args.source, args.commit)
     if args.what == "transformers":
         data = transformers_defaults(tree)
-        path = write(f"transformers-{data['version']}-defaults.json", data, compact=True)
-    elif args.what == "vllm":
-        import tempfile
-
-        from engine_data_vllm import vllm_registry
-
-        version = re.search(r"vllm-([0-9][^-]*)-", args.source.name)
-        with tempfile.TemporaryDirectory() as tmp:
-            zipfile.ZipFile(args.source).extractall(tmp)
-            data = vllm_registry(Path(tmp), version.group(1) if version else "unknown")
-        path = write(f"vllm-{data['version']}.json", data)
-    elif args.what == "sglang":
-        from engine_data_sglang import sglang_registry
-
-        version = re.search(r"sglang-([0-9][^-]*)-", args.source.name)
-        data = sglang_registry(tree, version.group(1) if version else "unknown")
-        path = write(f"sglang-{data['version']}.json", data)
+        name = f"transformers-{data['version']}-defaults.json"
+        path = write(pins.TRANSFORMERS_DIR / name, data, compact=True)
     else:
-        from engine_data_tokenspeed import tokenspeed_registry
-
-        data = tokenspeed_registry(tree)
-        path = write(f"tokenspeed-{str(data['commit'])[:12]}.json", data)
+        # scripts/engine_data_<engine>.py: extract(source, tree) -> the engine's data
+        data = importlib.import_module(f"engine_data_{args.what}").extract(args.source, tree)
+        pins.check_version(args.what, str(data.get("version") or data.get("commit")))
+        path = write(pins.data_path(args.what), data)
     print(f"wrote {path.relative_to(ROOT)}", file=sys.stderr)
     return 0
 

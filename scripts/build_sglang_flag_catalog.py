@@ -24,8 +24,10 @@ they are literal lists; otherwise the flag keeps no ``choices``.
 
 Usage (the committed catalog was produced with exactly this)::
 
-    python scripts/build_sglang_flag_catalog.py --source /path/to/unpacked/sglang-0.5.23 \\
-        --version 0.5.23 -o recipecli/data/catalogs/sglang-0.5.23.json
+    python scripts/build_sglang_flag_catalog.py --source /path/to/unpacked/sglang \\
+        -o recipecli/engines/sglang/data/sglang-<pin>-flags.json
+
+(``--version`` defaults to the pin, ``recipecli/engines/sglang/pin.py``)
 
 ``--source`` is a folder holding the ``sglang`` package (an unpacked wheel, ``pip download
 sglang==0.5.23 --no-deps``). Output is deterministic (sorted keys).
@@ -39,6 +41,8 @@ import json
 import sys
 from pathlib import Path
 from typing import Any
+
+import pins  # scripts/pins.py: the version defaults to the pin
 
 SERVER_ARGS = "sglang/srt/server_args.py"
 FIELDS_DIR = "sglang/srt/arg_groups/fields"
@@ -269,7 +273,7 @@ def main(argv: list[str] | None = None) -> int:
     """CLI entry point: write the catalog JSON (``-o``) or print it."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--source", required=True, help="folder holding the sglang package")
-    ap.add_argument("--version", required=True)
+    ap.add_argument("--version", default=pins.pin("sglang").version, help="default: the pin")
     ap.add_argument("-o", "--output")
     args = ap.parse_args(argv)
     root = Path(args.source)

@@ -29,8 +29,9 @@ so ``recipecli lint`` can say "removed" instead of just "unknown".
 
 Usage (the committed catalog was produced with exactly this)::
 
-    python scripts/build_vllm_flag_catalog.py --version 0.33.0 --old-version 0.10.0 \\
-        -o recipecli/data/catalogs/vllm-0.33.0.json
+    python scripts/build_vllm_flag_catalog.py --old-version 0.10.0
+
+(the version and the output file default to the pin, ``recipecli/engines/vllm/pin.py``)
 
 Wheels are fetched with ``pip download vllm==VERSION --no-deps`` unless ``--wheel`` /
 ``--old-wheel`` give a local path. The output is deterministic (sorted keys).
@@ -47,6 +48,8 @@ import sys
 import tempfile
 import zipfile
 from pathlib import Path
+
+import pins  # scripts/pins.py: the version and output default to the pin
 
 # Hints for removed flags: what to write instead (vLLM release notes; docs/engines/vllm.md#removed-flags).
 REMOVED_HINTS: dict[str, str] = {
@@ -487,11 +490,15 @@ def build(wheel: Path) -> dict[str, dict[str, dict]]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--version", required=True, help="pinned vLLM version, e.g. 0.33.0")
+    parser.add_argument(
+        "--version", default=pins.pin("vllm").version, help="vLLM version (default: the pin)"
+    )
     parser.add_argument("--wheel", type=Path, help="local wheel (else pip download)")
     parser.add_argument("--old-version", help="older vLLM version to diff for removed flags")
     parser.add_argument("--old-wheel", type=Path, help="local wheel of --old-version")
-    parser.add_argument("-o", "--output", type=Path, required=True)
+    parser.add_argument(
+        "-o", "--output", type=Path, default=pins.catalog_path("vllm"), help="default: the pin's"
+    )
     args = parser.parse_args(argv)
 
     with tempfile.TemporaryDirectory() as tmp:

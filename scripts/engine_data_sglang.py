@@ -229,3 +229,11 @@ def sglang_registry(tree: Any, version: str) -> dict[str, Any]:
         "draft_renames": _draft_renames(tree),
         "targets": targets,
     }
+
+
+def extract(source: Any, tree: Any) -> dict[str, Any]:
+    """The SGLang data from a wheel or folder (``build_engine_data.py sglang SOURCE``)."""
+    import re
+
+    version = re.search(r"sglang-([0-9][^-]*)-", source.name)
+    return sglang_registry(tree, version.group(1) if version else "unknown")

@@ -220,3 +220,8 @@ def tokenspeed_registry(tree: Any) -> dict[str, Any]:
         "targets": targets,
         "config_classes": _config_classes(tree),
     }
+
+
+def extract(source: Any, tree: Any) -> dict[str, Any]:
+    """The tokenspeed data from a git directory (``build_engine_data.py tokenspeed GIT``)."""
+    return tokenspeed_registry(tree)

@@ -28,6 +28,7 @@ from __future__ import annotations
 import ast
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(".")  # set by vllm_registry()
 INTERFACES_MOD = "vllm.model_executor.models.interfaces"
@@ -277,3 +278,15 @@ def vllm_registry(root: Path, version: str) -> dict:
         "eagle3_drafts": eagle3_drafts,
         "targets": dict(sorted(targets.items())),
     }
+
+
+def extract(source: Path, tree: Any) -> dict:
+    """The vLLM data from a wheel (``build_engine_data.py vllm WHEEL``): unpacked, then read."""
+    import re
+    import tempfile
+    import zipfile
+
+    version = re.search(r"vllm-([0-9][^-]*)-", source.name)
+    with tempfile.TemporaryDirectory() as tmp:
+        zipfile.ZipFile(source).extractall(tmp)
+        return vllm_registry(Path(tmp), version.group(1) if version else "unknown")

@@ -225,7 +225,7 @@ class EngineModel:
 
     @property
     def data(self) -> tuple[str, ...]:
-        """The ``recipecli/data/engines/`` files the model reads: the engine's extracted data,
+        """The data files the model reads (by name, :func:`data_path`): the engine's extracted data,
         then transformers' config-class defaults at the release the engine pins."""
         return (self.spec.pin.data_file, self.spec.pin.transformers_file)
 
@@ -264,18 +264,64 @@ class StepList:
         return deco
 
 
-def load_data(name: str) -> Mapping[str, Any]:
-    """A JSON file of ``recipecli/data/engines/`` (cached)."""
-    return _load(name)
+def read_json(package: str, *parts: str) -> Mapping[str, Any]:
+    """A JSON file shipped in ``package`` (its path below the package: ``parts``), cached.
 
-
-_CACHE: dict[str, Mapping[str, Any]] = {}
-
-
-def _load(name: str) -> Mapping[str, Any]:
-    if name not in _CACHE:
+    Raises:
+        FileNotFoundError: no such file.
+    """
+    key = (package, *parts)
+    if key not in _CACHE:
         import json
         from importlib.resources import files
 
-        _CACHE[name] = json.loads((files("recipecli.data") / "engines" / name).read_text())
-    return _CACHE[name]
+        _CACHE[key] = json.loads(files(package).joinpath(*parts).read_text(encoding="utf-8"))
+    return _CACHE[key]
+
+
+_CACHE: dict[tuple[str, ...], Mapping[str, Any]] = {}
+
+
+def engine_data(spec: EngineSpec) -> Mapping[str, Any]:
+    """The engine's extracted data (``<engine folder>/data/<Pin.data_file>``: its registry and
+    model classes at the pin, written by ``scripts/build_engine_data.py``)."""
+    return read_json(spec.home, "data", spec.pin.data_file)
+
+
+def transformers_defaults(version: str) -> Mapping[str, Any]:
+    """transformers' config-class fields and defaults at ``version``
+    (``recipecli/data/transformers/transformers-<version>-defaults.json``)."""
+    return read_json("recipecli.data", "transformers", f"transformers-{version}-defaults.json")
+
+
+def data_path(name: str) -> str:
+    """The repository path of a data file an engine model reads, by file name: a
+    ``transformers-*`` defaults file or an engine's :attr:`Pin.data_file`.
+
+    Raises:
+        KeyError: no registered engine reads a file of that name.
+    """
+    from recipecli.engines import engine_specs
+
+    if name.startswith("transformers-"):
+        return f"recipecli/data/transformers/{name}"
+    for spec in engine_specs():
+        if spec.pin.data_file == name:
+            return f"{spec.home.replace('.', '/')}/data/{name}"
+    raise KeyError(name)
+
+
+def load_data(name: str) -> Mapping[str, Any]:
+    """A data file an engine model reads, by file name (:func:`data_path`), cached.
+
+    Raises:
+        KeyError: no registered engine reads a file of that name.
+    """
+    from recipecli.engines import engine_specs
+
+    if name.startswith("transformers-"):
+        return read_json("recipecli.data", "transformers", name)
+    for spec in engine_specs():
+        if spec.pin.data_file == name:
+            return engine_data(spec)
+    raise KeyError(name)

@@ -1,4 +1,4 @@
-"""Shipped flag catalogs per engine (``recipecli/data/catalogs/<engine>-<pin>.json``) and "did
+"""Shipped flag catalogs per engine (``recipecli/engines/<engine>/data/<engine>-<pin>-flags.json``) and "did
 you mean".
 
 Each catalog is written by a script from the engine's own argument definitions at its pin (the
@@ -27,7 +27,6 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import resources
-from pathlib import Path
 from typing import Any
 
 
@@ -85,11 +84,6 @@ class Catalog:
         return close[0] if close else None
 
 
-def catalogs_dir() -> Path:
-    """Directory of the shipped catalogs."""
-    return Path(str(resources.files("recipecli.data"))) / "catalogs"
-
-
 @functools.cache
 def load_catalog(engine: str) -> Catalog:
     """Load the shipped catalog of ``engine``.
@@ -105,7 +99,8 @@ def load_catalog(engine: str) -> Catalog:
     """
     from recipecli.engines import engine_spec
 
-    path = catalogs_dir() / engine_spec(engine).pin.catalog_file
+    spec = engine_spec(engine)
+    path = resources.files(spec.home).joinpath("data", spec.pin.catalog_file)
     data = json.loads(path.read_text(encoding="utf-8"))
     return Catalog(
         engine=data["engine"],

@@ -22,7 +22,7 @@ from recipecli.draft import (
     is_known_extra,
     known_roles,
 )
-from recipecli.engines.base import EngineRun, PairContext, Source, load_data
+from recipecli.engines.base import EngineRun, PairContext, Source, transformers_defaults
 from recipecli.findings import Finding
 
 VOCAB_PADDING = 64
@@ -142,7 +142,7 @@ def config_class_defaults(
 
     ``overrides`` maps model types the engine builds with its own config class to that class's
     entry (same shape); every other type takes transformers' class at version ``transformers``,
-    from ``recipecli/data/engines/transformers-<version>-defaults.json``
+    from ``recipecli/data/transformers/transformers-<version>-defaults.json``
     (``scripts/build_engine_data.py transformers``).
 
     Raises:
@@ -151,7 +151,7 @@ def config_class_defaults(
     if overrides and model_type in overrides:
         entry = overrides[model_type]
     else:
-        entry = load_data(f"transformers-{transformers}-defaults.json")["models"][model_type]
+        entry = transformers_defaults(transformers)["models"][model_type]
         entry = {**entry, "class": f"transformers {transformers} {entry['class']}"}
     return entry["class"], entry["defaults"], entry.get("derived", {})
 
@@ -254,7 +254,7 @@ def _expected(key: str) -> str:
 def _not_null(model_type: str, transformers: str, overrides: Mapping[str, Any] | None) -> list[str]:
     if overrides and model_type in overrides:
         return list(overrides[model_type].get("not_null", []))
-    entry = load_data(f"transformers-{transformers}-defaults.json")["models"].get(model_type, {})
+    entry = transformers_defaults(transformers)["models"].get(model_type, {})
     return list(entry.get("not_null", []))
 
 

@@ -62,17 +62,18 @@ class Pin:
 
     @property
     def data_file(self) -> str:
-        """The extracted engine data under ``recipecli/data/engines/``."""
+        """The extracted engine data (registry, model classes) in the engine folder's ``data/``."""
         return f"{self.engine}-{self.slug}.json"
 
     @property
     def catalog_file(self) -> str:
-        """The flag catalog under ``recipecli/data/catalogs/``."""
-        return f"{self.engine}-{self.slug}.json"
+        """The flag catalog in the engine folder's ``data/``."""
+        return f"{self.engine}-{self.slug}-flags.json"
 
     @property
     def transformers_file(self) -> str:
-        """transformers' config-class defaults under ``recipecli/data/engines/``."""
+        """transformers' config-class defaults under ``recipecli/data/transformers/`` (shared:
+        engines may pin one release)."""
         return f"transformers-{self.transformers}-defaults.json"
 
     @property
@@ -219,6 +220,8 @@ class EngineSpec:
         title: the engine's own spelling (``vLLM``, ``SGLang``).
         repo: ``owner/name`` of its source repository.
         pin: the version modelled (:class:`Pin`).
+        home: the engine's package (``recipecli.engines.vllm``); its ``data/`` folder holds the
+            files :attr:`Pin.data_file` and :attr:`Pin.catalog_file` name.
         model: the module defining ``MODEL`` (:class:`recipecli.engines.base.EngineModel`), the
             engine's EAGLE3 load path; imported only by :func:`recipecli.engines.engine_model`.
         serve_command: the argv that starts its server (``("vllm", "serve")``).
@@ -246,6 +249,7 @@ class EngineSpec:
     title: str
     repo: str
     pin: Pin
+    home: str
     model: str
     serve_command: tuple[str, ...]
     model_flag: str | None

@@ -7,7 +7,7 @@
 #   ${RECIPECLI_CONFORMANCE_VENV (vllm) | RECIPECLI_CONFORMANCE_SGLANG_VENV (sglang)
 #     :-${XDG_CACHE_HOME:-~/.cache}/recipecli/<engine>-<version>-<hash>}
 # where <hash> covers the pins file and the Python version, and is reused while it matches.
-# Every package comes from requirements-<engine>-<version>.txt with --no-deps (nothing is
+# Every package comes from requirements-<engine>-<version>.txt (named from the pin) with --no-deps (nothing is
 # resolved, so pip never pulls another torch). A new build needs the package index once (vLLM:
 # about 1 GB of wheels; SGLang: about 2.6 GB, most of them the CUDA libraries its torch 2.14.1
 # links — no GPU is needed to import it); when it cannot be reached this exits 2 with one line.
@@ -16,15 +16,16 @@
 set -euo pipefail
 
 engine="${1:-}"
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+repo="$(cd "$here/../.." && pwd)"
+py="${RECIPECLI_CONFORMANCE_PYTHON:-python3.11}"
 case "$engine" in
 vllm)
-    version=0.33.0
     venv_var=RECIPECLI_CONFORMANCE_VENV
     probe='import vllm.entrypoints.cli.main, torch, transformers'
     probe_what="vllm.entrypoints.cli.main"
     ;;
 sglang)
-    version=0.5.23
     venv_var=RECIPECLI_CONFORMANCE_SGLANG_VENV
     probe='import sglang.srt.server_args, sglang.srt.configs.model_config, torch, torchvision, transformers'
     probe_what="sglang.srt.server_args or its config code"
@@ -35,11 +36,9 @@ sglang)
     ;;
 esac
 me="build_${engine}_env"
-
-here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-repo="$(cd "$here/../.." && pwd)"
-pins="$here/requirements-$engine-$version.txt"
-py="${RECIPECLI_CONFORMANCE_PYTHON:-python3.11}"
+# The version is the engine's pin (recipecli/engines/<engine>/pin.py), written once.
+version="$("$py" "$repo/scripts/pins.py" version "$engine")"
+pins="$here/$("$py" "$repo/scripts/pins.py" requirements "$engine")"
 
 # pip notes every empty local index folder of this machine's pip config; drop those lines.
 quiet() { sed '/is ignored: it is neither a file nor a directory/d' >&2; }

@@ -1,4 +1,4 @@
 #!/usr/bin/env bash
-# Build (or reuse) the pinned SGLang 0.5.23 environment its conformance suite runs in; prints the
+# Build (or reuse) the pinned SGLang environment (its version: recipecli/engines/sglang/pin.py) its conformance suite runs in; prints the
 # venv path as its last line. See build_env.sh (where it lives, what it installs, how it fails).
 exec bash "$(dirname "${BASH_SOURCE[0]}")/build_env.sh" sglang

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Run the conformance suite (tests/conformance) inside the pinned vLLM 0.33.0 CPU environment,
+# Run the conformance suite (tests/conformance) inside the pinned vLLM CPU environment (recipecli/engines/vllm/pin.py),
 # building that environment first when it is missing or its pins changed.
 #
 #   bash scripts/conformance/run_conformance.sh [PYTEST ARGS...]

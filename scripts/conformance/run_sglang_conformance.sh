@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Run the SGLang conformance suite (tests/conformance_sglang) inside the pinned SGLang 0.5.23
+# Run the SGLang conformance suite (tests/conformance_sglang) inside the pinned SGLang (recipecli/engines/sglang/pin.py)
 # environment, building that environment first when it is missing or its pins changed.
 #
 #   bash scripts/conformance/run_sglang_conformance.sh [PYTEST ARGS...]
 #
-# The suite's bench checks parse `vllm bench serve` commands with vLLM 0.33.0's own parser, in
+# The suite's bench checks parse `vllm bench serve` commands with the pinned vLLM's own parser, in
 # the vLLM conformance env: this script builds (or reuses) that one too and hands its python to
 # the suite as RECIPECLI_CONFORMANCE_VLLM_PYTHON. The report (sglang_conformance_report.json)
 # goes to ${RECIPECLI_CONFORMANCE_REPORT:-$OUT or build/conformance}.

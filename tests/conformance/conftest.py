@@ -23,11 +23,14 @@ from typing import Any
 
 import pytest
 
+from recipecli.engines import engine_spec
+
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 IN_ENV = os.environ.get("RECIPECLI_CONFORMANCE_ENV") == "1"
-VLLM_VERSION = "0.33.0"
+#: the pinned vLLM release (recipecli/engines/vllm/pin.py)
+VLLM_VERSION = engine_spec("vllm").pin.version
 RUN_HINT = "bash scripts/conformance/run_conformance.sh"
 
 #: what the suite compared, by section: list of one-line records (written at session end)

@@ -1,6 +1,6 @@
 """The data recipecli's vLLM model reads, re-extracted from the installed vLLM 0.33.0 and compared.
 
-``recipecli/data/engines/vllm-0.33.0.json`` is written by ``scripts/build_engine_data.py vllm``
+``recipecli/engines/vllm/data/vllm-<pin>.json`` is written by ``scripts/build_engine_data.py vllm``
 from the wheel; here the same extractor runs on the vLLM package this environment imports, and
 the draft registry is also checked against vLLM's own ``ModelRegistry`` (without importing model
 modules). ``transformers-<ver>-defaults.json`` is checked against the installed transformers'
@@ -16,10 +16,14 @@ from pathlib import Path
 
 import pytest
 
+from recipecli.engines import engine_spec
+
 pytestmark = pytest.mark.conformance
 
 REPO = Path(__file__).resolve().parents[2]
-DATA = REPO / "recipecli" / "data" / "engines"
+PIN = engine_spec("vllm").pin
+DATA = REPO / "recipecli" / "engines" / "vllm" / "data"
+TRANSFORMERS = REPO / "recipecli" / "data" / "transformers"
 
 
 def test_vllm_registry_data_matches_the_installed_vllm():
@@ -29,8 +33,8 @@ def test_vllm_registry_data_matches_the_installed_vllm():
     from engine_data_vllm import vllm_registry
 
     root = Path(vllm.__file__).resolve().parents[1]
-    fresh = vllm_registry(root, "0.33.0")
-    committed = json.loads((DATA / "vllm-0.33.0.json").read_text())
+    fresh = vllm_registry(root, PIN.version)
+    committed = json.loads((DATA / PIN.data_file).read_text())
     assert fresh["eagle3_drafts"] == committed["eagle3_drafts"]
     assert {a: t["supports_eagle3"] for a, t in fresh["targets"].items()} == {
         a: t["supports_eagle3"] for a, t in committed["targets"].items()
@@ -40,7 +44,7 @@ def test_vllm_registry_data_matches_the_installed_vllm():
 def test_vllm_draft_registry_by_vllm_itself():
     from vllm.model_executor.models.registry import _SPECULATIVE_DECODING_MODELS
 
-    committed = json.loads((DATA / "vllm-0.33.0.json").read_text())["eagle3_drafts"]
+    committed = json.loads((DATA / PIN.data_file).read_text())["eagle3_drafts"]
     for arch, (module, cls) in committed.items():
         got = _SPECULATIVE_DECODING_MODELS[arch]
         assert (f"vllm.model_executor.models.{got[0]}", got[1]) == (module, cls)
@@ -51,12 +55,8 @@ def test_transformers_defaults_match_the_installed_config_classes(model_type):
     import transformers
     from transformers import AutoConfig
 
-    from recipecli.engines import vllm as vm
-
-    assert transformers.__version__ == vm.TRANSFORMERS
-    entry = json.loads((DATA / f"transformers-{vm.TRANSFORMERS}-defaults.json").read_text())[
-        "models"
-    ][model_type]
+    assert transformers.__version__ == PIN.transformers
+    entry = json.loads((TRANSFORMERS / PIN.transformers_file).read_text())["models"][model_type]
     cfg = AutoConfig.for_model(model_type)
     for key, value in entry["defaults"].items():
         if value is None:

@@ -12,12 +12,15 @@ from typing import Any
 
 import pytest
 
+from recipecli.engines import engine_spec
+
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 FIXTURES = REPO / "tests" / "fixtures" / "configs"
 RECIPES = REPO / "recipecli" / "data" / "recipes"
 TARGETS = REPO / "recipecli" / "data" / "targets"
-SGLANG_VERSION = "0.5.23"
+#: the pinned SGLang release (recipecli/engines/sglang/pin.py)
+SGLANG_VERSION = engine_spec("sglang").pin.version
 RUN_HINT = "bash scripts/conformance/run_sglang_conformance.sh"
 
 #: what the suite compared, by section: one record per check (written at session end)

@@ -267,7 +267,7 @@ def test_catalog_is_what_the_script_builds(tmp_path):
         text=True,
     )
     assert proc.returncode == 0, proc.stderr
-    committed = REPO / "recipecli/data/catalogs/sglang-0.5.23.json"
+    committed = REPO / "recipecli/engines/sglang/data/sglang-0.5.23-flags.json"
     assert json.loads(out.read_text()) == json.loads(committed.read_text())
 
 

@@ -10,10 +10,10 @@ from typing import Any
 from recipecli.engines.base import (
     Source,
     StepList,
-    load_data,
+    engine_data,
 )
 from recipecli.engines.sglang.pin import PIN
-from recipecli.engines.sglang.spec import REPO
+from recipecli.engines.sglang.spec import REPO, SPEC
 
 NAME = PIN.engine
 #: the pinned version as citations print it (``{REPO}@{VERSION}``)
@@ -74,7 +74,7 @@ steps = StepList()
 
 
 def _data() -> Mapping[str, Any]:
-    return load_data(DATA)
+    return engine_data(SPEC)
 
 
 def _eagle_config(cfg: Mapping[str, Any]) -> dict[str, Any]:

@@ -84,6 +84,7 @@ SPEC = EngineSpec(
     title="SGLang",
     repo=REPO,
     pin=PIN,
+    home="recipecli.engines.sglang",
     model="recipecli.engines.sglang.model",
     # sglang/launch_server.py: `python -m sglang.launch_server` parses ServerArgs.add_cli_args;
     # the model is the required --model-path (fields/model.py model_path has no default, so

@@ -9,10 +9,10 @@ from typing import Any
 from recipecli.engines.base import (
     Source,
     StepList,
-    load_data,
+    engine_data,
 )
 from recipecli.engines.tokenspeed.pin import PIN
-from recipecli.engines.tokenspeed.spec import REPO
+from recipecli.engines.tokenspeed.spec import REPO, SPEC
 
 NAME = PIN.engine
 #: the pinned version as citations print it (``{REPO}@{VERSION}``)
@@ -70,4 +70,4 @@ steps = StepList()
 
 
 def _data() -> dict[str, Any]:
-    return dict(load_data(DATA))
+    return dict(engine_data(SPEC))

@@ -2,7 +2,7 @@
 
 Every trait cites lightseekorg/tokenspeed at the pinned commit (``pin.py``; paths under
 ``python/tokenspeed/``): serve flags from ``runtime/utils/server_args.py``
-``ServerArgs.add_cli_args`` (its catalog in ``recipecli/data/catalogs/``), the override placement
+``ServerArgs.add_cli_args`` (its catalog in ``data/``), the override placement
 from ``runtime/utils/hf_transformers_utils.py`` ``get_config`` (docs/engines/tokenspeed.md).
 """
 
@@ -64,6 +64,7 @@ SPEC = EngineSpec(
     title="tokenspeed",
     repo=REPO,
     pin=PIN,
+    home="recipecli.engines.tokenspeed",
     model="recipecli.engines.tokenspeed.model",
     serve_command=("tokenspeed", "serve"),
     model_flag=None,

@@ -7,10 +7,10 @@ from __future__ import annotations
 from recipecli.engines.base import (
     Source,
     StepList,
-    load_data,
+    engine_data,
 )
 from recipecli.engines.vllm.pin import PIN
-from recipecli.engines.vllm.spec import REPO
+from recipecli.engines.vllm.spec import REPO, SPEC
 
 NAME = PIN.engine
 #: the pinned version as citations print it (``{REPO}@{VERSION}``)
@@ -105,4 +105,4 @@ steps = StepList()
 
 
 def _registry() -> dict:
-    return dict(load_data(DATA))
+    return dict(engine_data(SPEC))

@@ -1,7 +1,7 @@
 """vLLM's registry entry: how recipecli serves, overrides, drafts and lints for vLLM.
 
 Every trait cites vLLM's code at the pinned release (``pin.py``; paths inside the wheel):
-the serve flags are in ``recipecli/data/catalogs/`` (built from ``vllm/engine/arg_utils.py`` by
+the serve flags are in ``data/`` (built from ``vllm/engine/arg_utils.py`` by
 ``scripts/build_vllm_flag_catalog.py``), the override placement is
 ``vllm/config/model.py`` ``ModelConfig.__post_init__`` (docs/engines/vllm.md#hf-overrides).
 """
@@ -70,6 +70,7 @@ SPEC = EngineSpec(
     title="vLLM",
     repo=REPO,
     pin=PIN,
+    home="recipecli.engines.vllm",
     model="recipecli.engines.vllm.model",
     serve_command=("vllm", "serve"),
     model_flag=None,
