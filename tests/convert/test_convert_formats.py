@@ -14,6 +14,7 @@ LlamaForCausalLMEagle3.load_weights reads ``midlayer.*``).
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 from dataclasses import fields, replace
 from pathlib import Path
@@ -228,3 +229,15 @@ def test_a_new_output_format_is_a_to_choice(tmp_path, target, fixture_config, th
     cap = capsys.readouterr()
     assert exc.value.code == 0, cap.err
     assert json.loads(cap.out)["to"] == "test-f"
+
+
+def test_the_registry_imports_no_numpy_and_the_package_names_resolve():
+    # `convert --help` reads the registry: importing it must not pull in numpy (the checkpoint
+    # reader and the data path do); every public name of recipecli.convert still resolves
+    code = (
+        "import sys; import recipecli.convert.formats; assert 'numpy' not in sys.modules; "
+        "import recipecli.convert as c; missing = [n for n in c.__all__ if not hasattr(c, n)]; "
+        "assert missing == [], missing; assert c.convert.__module__ == 'recipecli.convert.run'"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
