@@ -13,8 +13,8 @@ draft formats A-F it reads are described in docs/check.md):
 * ``eagle3``: flat ``LlamaForCausalLMEagle3`` config with ``midlayer.*`` tensors (what tokenspeed
   and SGLang load: lightseekorg/tokenspeed@f4d8ec6e ``python/tokenspeed/runtime/models/
   llama_eagle3.py`` ``LlamaForCausalLMEagle3.load_weights``) and the aux ids, in layer-output
-  convention, both at the top
-  level (tokenspeed sizes ``fc`` from it) and under ``eagle_config`` (SGLang, SpecForge).
+  convention, both at the top level (tokenspeed sizes ``fc`` from it) and under
+  ``eagle_config`` (SGLang, SpecForge).
 
 What is translated by meaning rather than copied by name (engine code: vLLM v0.33.0 and
 tokenspeed@f4d8ec6e, files and functions named per rule; see also docs/convert.md):
@@ -49,8 +49,8 @@ output is written into a hidden temporary directory next to OUT, reopened and co
 source chunk by chunk, and renamed into place only after that verification passes.
 
 Modules: :mod:`~recipecli.convert.formats` (the output formats), :mod:`~.options` (the
-request: ConvertOptions), :mod:`~.plan` (the
-plan, decided before a byte is written), :mod:`~.translate` (fields translated by meaning),
+request: ConvertOptions), :mod:`~.plan` (the plan, decided before a byte is written),
+:mod:`~.translate` (fields translated by meaning),
 :mod:`~.tensors` (output tensors and shards), :mod:`~.config` (the output ``config.json``),
 :mod:`~.semantics` (the meaning a conversion preserves), :mod:`~.casts`, :mod:`~.reader`,
 :mod:`~.write`, :mod:`~.verify`, :mod:`~.progress` (the data path), :mod:`~.result` and
