@@ -122,6 +122,7 @@ class _TreeFinder(importlib.abc.MetaPathFinder):
         path: Sequence[str] | None,
         target: ModuleType | None = None,
     ) -> importlib.machinery.ModuleSpec | None:
+        """The spec of a mapped package (its ``__init__.py`` in the copy), else None."""
         where = self.dirs.get(fullname)
         if where is None:
             return None

@@ -56,6 +56,11 @@ def render_cases() -> Iterator[Case]:
             "--force",
         )
     yield from _render_set_cases()
+    yield from _render_refusal_cases()
+
+
+def _render_refusal_cases() -> Iterator[Case]:
+    """Broken recipes, missing or unknown arguments, bad --templates / --target-config."""
     for stem in BROKEN:
         yield cmd(f"render/broken/{stem}", "render", f"recipes/{stem}.yaml", "--engine", "vllm")
     yield cmd("render/list", "render", "--list")
@@ -262,10 +267,13 @@ def diff_cases() -> Iterator[Case]:
         yield Case(f"diff/{name}", ("diff", *argv))
 
 
-def report_cases() -> Iterator[Case]:
-    """Bundled and example results, repeated runs, failures, workloads, -o, refusals."""
-    b = "bench/bundled/minimax-m3-eagle3"
-    pair = (f"{b}/baseline.json", f"{b}/candidate.json")
+_BUNDLED = "bench/bundled/minimax-m3-eagle3"
+_PAIR = (f"{_BUNDLED}/baseline.json", f"{_BUNDLED}/candidate.json")
+
+
+def _report_runs() -> dict[str, tuple[str, ...]]:
+    """``report`` invocations: name -> argv after ``report``."""
+    b, pair = _BUNDLED, _PAIR
     ev = f"{b}/candidate_lm_eval_gsm8k.json"
     reps = (
         "-a",
@@ -312,7 +320,13 @@ def report_cases() -> Iterator[Case]:
         "bad-labels": (*pair, "--labels", "only-one"),
         "mixed": (*pair, "-a", "bench/base-2.json"),
     }
-    for name, argv in runs.items():
+    return runs
+
+
+def report_cases() -> Iterator[Case]:
+    """Bundled and example results, repeated runs, failures, workloads, -o, refusals."""
+    pair = _PAIR
+    for name, argv in _report_runs().items():
         yield Case(f"report/{name}", ("report", *argv))
     for fmt in ("md", "json"):
         out = f"out/report.{fmt}"

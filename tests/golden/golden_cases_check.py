@@ -41,6 +41,7 @@ class Case:
 
 
 def cmd(name: str, *argv: str, files: tuple[str, ...] = ()) -> Case:
+    """The :class:`Case` ``name`` running ``recipecli argv`` (no setup)."""
     return Case(name, tuple(argv), files)
 
 
