@@ -3,12 +3,27 @@ hardware profiles, or one recipe for two engines)."""
 
 from __future__ import annotations
 
+from typing import TypedDict
+
 import click
 
 from recipecli.cli.completion import complete_recipe, hardware_completer
 from recipecli.cli.terminal import print_json
+from recipecli.engines import ENGINES
 from recipecli.errors import EXIT_FINDINGS, EXIT_OK
-from recipecli.recipes.engines import ENGINES
+
+
+class _Sides(TypedDict):
+    """The keywords :func:`recipecli.diff.diff_recipes` and :func:`~recipecli.diff.diff_all`
+    share: each side's engine, hardware profile and overrides, and the target config."""
+
+    engine: str
+    vs_engine: str | None
+    hardware: str | None
+    vs_hardware: str | None
+    sets: tuple[str, ...]
+    vs_sets: tuple[str, ...]
+    target_config: str | None
 
 
 @click.command("diff")
@@ -17,7 +32,7 @@ from recipecli.recipes.engines import ENGINES
 @click.option(
     "--engine",
     type=click.Choice(list(ENGINES)),
-    default="vllm",
+    default=ENGINES[0],
     show_default=True,
     help="Engine of A.",
 )
@@ -57,17 +72,17 @@ from recipecli.recipes.engines import ENGINES
 )
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
 def command(
-    recipe_a,
-    recipe_b,
-    engine,
-    vs_engine,
-    hardware,
-    vs_hardware,
-    what,
-    sets,
-    vs_sets,
-    target_config,
-    as_json,
+    recipe_a: str,
+    recipe_b: str | None,
+    engine: str,
+    vs_engine: str | None,
+    hardware: str | None,
+    vs_hardware: str | None,
+    what: str,
+    sets: tuple[str, ...],
+    vs_sets: tuple[str, ...],
+    target_config: str | None,
+    as_json: bool,
 ) -> int:
     """Compare the command rendered from A with the one rendered from B (default: A again).
 
@@ -86,35 +101,23 @@ def command(
     """
     from recipecli.diff import diff_all, diff_recipes, format_all, format_diff
 
+    sides = _Sides(
+        engine=engine,
+        vs_engine=vs_engine,
+        hardware=hardware,
+        vs_hardware=vs_hardware,
+        sets=sets,
+        vs_sets=vs_sets,
+        target_config=target_config,
+    )
     if what == "all":
-        d_all = diff_all(
-            recipe_a,
-            recipe_b,
-            engine=engine,
-            vs_engine=vs_engine,
-            hardware=hardware,
-            vs_hardware=vs_hardware,
-            sets=sets,
-            vs_sets=vs_sets,
-            target_config=target_config,
-        )
+        d_all = diff_all(recipe_a, recipe_b, **sides)
         if as_json:
             print_json(d_all.to_dict())
         else:
             click.echo(format_all(d_all), nl=False)
         return EXIT_OK if d_all.identical else EXIT_FINDINGS
-    d = diff_recipes(
-        recipe_a,
-        recipe_b,
-        engine=engine,
-        vs_engine=vs_engine,
-        hardware=hardware,
-        vs_hardware=vs_hardware,
-        what=what,
-        sets=sets,
-        vs_sets=vs_sets,
-        target_config=target_config,
-    )
+    d = diff_recipes(recipe_a, recipe_b, what=what, **sides)
     if as_json:
         print_json(d.to_dict())
     else:

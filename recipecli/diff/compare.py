@@ -1,168 +1,24 @@
-"""Semantic diff of two rendered commands: `recipecli diff A B`.
-
-A side is one rendered command (:func:`recipecli.recipes.render.render_command`): a recipe, an
-engine, a hardware profile and which command (``serve``, ``bench`` or ``eval``). The diff does not
-compare text: it compares
-
-* the command head (program, subcommands, positional model),
-* the environment (``export`` lines): added / removed / changed variables,
-* the flags, by long name and regardless of order: added / removed / changed,
-* JSON-valued flag values (``--speculative-config``, ``--hf-overrides``, any value that parses as a
-  JSON object or array) key by key, down to the leaves, with a ``moved`` verdict when the same
-  leaf value sits under another path (vLLM nests text-config overrides under ``text_config``,
-  tokenspeed takes them flat: docs/engines/vllm.md#hf-overrides, docs/engines/tokenspeed.md#hf-overrides),
-* ``key=value,…`` flags of lm-eval (``--model_args``, ``--gen_kwargs``) key by key.
-
-Everything here is pure: :func:`diff_commands` takes two :class:`~recipecli.recipes.render.Rendered`
-(or any env + argv) and returns a :class:`CommandDiff`.
-"""
+"""Comparing two rendered commands: flags parsed from argv (or taken from a render's typed
+flags), structured values (JSON, ``key=value`` lists) diffed key by key, and the library entries
+:func:`diff_commands`, :func:`diff_recipes` and :func:`diff_all`."""
 
 from __future__ import annotations
 
 import json
-import shlex
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
+from recipecli.diff.model import AllDiff, Change, CommandDiff, KeyChange, Side
+from recipecli.engines import ENGINES
 from recipecli.recipes.render import Rendered, render_command, serve_flag_argv
 
 #: Flags whose value is a ``key=value`` list, diffed key by key: lm-eval's ``key=value,…``
 #: (``--model_args``, ``--gen_kwargs``) and ``vllm bench serve --metadata K=V K=V``.
 KV_LIST_FLAGS: frozenset[str] = frozenset({"--model_args", "--gen_kwargs", "--metadata"})
 
-_MISSING = object()
-
-
-@dataclass(frozen=True)
-class KeyChange:
-    """One leaf-level difference inside a structured flag value.
-
-    Attributes:
-        op: ``added``, ``removed``, ``changed`` or ``moved``.
-        path: key path in B (in A for ``removed``); list indices are not descended into.
-        a: the value in A (None for ``added``).
-        b: the value in B (None for ``removed``).
-        from_path: for ``moved``, the key path in A.
-    """
-
-    op: str
-    path: tuple[str, ...]
-    a: Any = None
-    b: Any = None
-    from_path: tuple[str, ...] | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"op": self.op, "path": list(self.path)}
-        if self.from_path is not None:
-            out["from_path"] = list(self.from_path)
-        if self.op != "added":
-            out["a"] = self.a
-        if self.op != "removed":
-            out["b"] = self.b
-        return out
-
-
-@dataclass(frozen=True)
-class Change:
-    """One difference between the two commands.
-
-    Attributes:
-        kind: ``command`` (head item: program, subcommand, model), ``env`` or ``flag``.
-        op: ``added``, ``removed`` or ``changed``.
-        name: flag long name (``--port``), env var name, or head role (``program``, ``model``).
-        a: value in A (text; ``True`` for a bare flag; None when absent).
-        b: value in B.
-        keys: for structured values (JSON, ``k=v`` lists), the leaf-level differences.
-    """
-
-    kind: str
-    op: str
-    name: str
-    a: Any = None
-    b: Any = None
-    keys: tuple[KeyChange, ...] = ()
-
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"kind": self.kind, "op": self.op, "name": self.name}
-        if self.op != "added":
-            out["a"] = self.a
-        if self.op != "removed":
-            out["b"] = self.b
-        if self.keys:
-            out["keys"] = [k.to_dict() for k in self.keys]
-        return out
-
-
-@dataclass(frozen=True)
-class Side:
-    """What one side of the diff is: recipe name, engine, hardware profile and command."""
-
-    recipe: str
-    engine: str
-    hardware: str | None
-    what: str
-    sets: tuple[str, ...] = ()
-
-    def label(self) -> str:
-        hw = f", {self.hardware}" if self.hardware else ""
-        sets = "".join(f" --set {s}" for s in self.sets)
-        return f"{self.recipe} ({self.engine}{hw}) {self.what}{sets}"
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "recipe": self.recipe,
-            "engine": self.engine,
-            "hardware": self.hardware,
-            "what": self.what,
-            "sets": list(self.sets),
-        }
-
-
-@dataclass(frozen=True)
-class CommandDiff:
-    """The semantic diff of two commands.
-
-    Attributes:
-        a, b: the two sides.
-        changes: every difference: command head first, then env, then flags (removed, changed,
-            added; each in the order the flags appear in A, then B).
-        unchanged_flags: flags equal on both sides (count only matters for the summary).
-    """
-
-    a: Side
-    b: Side
-    changes: tuple[Change, ...] = field(default_factory=tuple)
-    unchanged_flags: tuple[str, ...] = ()
-
-    @property
-    def identical(self) -> bool:
-        return not self.changes
-
-    def of(self, kind: str, op: str | None = None) -> list[Change]:
-        """Changes of ``kind`` (and ``op`` when given)."""
-        return [c for c in self.changes if c.kind == kind and (op is None or c.op == op)]
-
-    def summary(self) -> dict[str, int]:
-        """Counts: flags added/removed/changed, env added/removed/changed, unchanged flags."""
-        out = {
-            f"{kind}_{op}": len(self.of(kind, op))
-            for kind in ("flag", "env")
-            for op in ("added", "removed", "changed")
-        }
-        out["command_changed"] = len(self.of("command"))
-        out["flags_unchanged"] = len(self.unchanged_flags)
-        return out
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "a": self.a.to_dict(),
-            "b": self.b.to_dict(),
-            "identical": self.identical,
-            "summary": self.summary(),
-            "changes": [c.to_dict() for c in self.changes],
-            "unchanged_flags": list(self.unchanged_flags),
-        }
+#: One side of :func:`diff_commands`: a render, or ``(env, argv, head)`` (``head`` = number of
+#: leading argv items before the first flag).
+CommandInput = Rendered | tuple[Mapping[str, str], Sequence[str], int]
 
 
 # --------------------------------------------------------------------------- parsing argv
@@ -334,7 +190,7 @@ def _head_role(i: int, n: int, what: str) -> str:
     return f"argument {i}"
 
 
-def _unpack(x: Any) -> tuple[Mapping[str, str], Sequence[str], int, str, dict[str, Any]]:
+def _unpack(x: CommandInput) -> tuple[Mapping[str, str], Sequence[str], int, str, dict[str, Any]]:
     """``(env, argv, head, what, flags)`` of a :class:`Rendered` or an ``(env, argv, head)``."""
     if isinstance(x, Rendered):
         return x.env, x.argv, x.head, x.what, rendered_flags(x)
@@ -387,8 +243,8 @@ def _flag_changes(fa: dict[str, Any], fb: dict[str, Any]) -> tuple[list[Change],
 
 
 def diff_commands(
-    a: Rendered | tuple[Mapping[str, str], Sequence[str], int],
-    b: Rendered | tuple[Mapping[str, str], Sequence[str], int],
+    a: CommandInput,
+    b: CommandInput,
     *,
     side_a: Side | None = None,
     side_b: Side | None = None,
@@ -417,7 +273,7 @@ def diff_commands(
     return CommandDiff(side_a, side_b, tuple(changes), tuple(unchanged))
 
 
-def _side_of(x: Any) -> Side:
+def _side_of(x: CommandInput) -> Side:
     if isinstance(x, Rendered):
         return Side("", x.engine, x.hardware, x.what)
     return Side("", "", None, "")
@@ -427,7 +283,7 @@ def diff_recipes(
     recipe_a: str,
     recipe_b: str | None = None,
     *,
-    engine: str = "vllm",
+    engine: str = ENGINES[0],
     vs_engine: str | None = None,
     hardware: str | None = None,
     vs_hardware: str | None = None,
@@ -441,7 +297,8 @@ def diff_recipes(
     Args:
         recipe_a: recipe file or bundled name for A.
         recipe_b: recipe for B (default: ``recipe_a``).
-        engine: engine of A; ``vs_engine`` that of B (default: ``engine``).
+        engine: engine of A (default: the registry's first, ``recipecli.engines.ENGINES[0]``);
+            ``vs_engine`` that of B (default: ``engine``).
         hardware: hardware profile of A (default: the recipe's ``default_hardware``);
             ``vs_hardware`` that of B (default: ``hardware``).
         what: ``serve``, ``bench`` or ``eval``.
@@ -477,34 +334,11 @@ def diff_recipes(
 WHATS_ALL: tuple[str, ...] = ("serve", "bench", "eval")
 
 
-@dataclass(frozen=True)
-class AllDiff:
-    """``diff --what all``: one :class:`CommandDiff` per command either recipe renders.
-
-    Attributes:
-        diffs: serve, then bench and eval when either side has that section; a section only one
-            side has is one ``command`` change (``added``/``removed``, name = the section).
-    """
-
-    diffs: tuple[CommandDiff, ...]
-
-    @property
-    def identical(self) -> bool:
-        return all(d.identical for d in self.diffs)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "what": "all",
-            "identical": self.identical,
-            "diffs": [d.to_dict() for d in self.diffs],
-        }
-
-
 def diff_all(
     recipe_a: str,
     recipe_b: str | None = None,
     *,
-    engine: str = "vllm",
+    engine: str = ENGINES[0],
     vs_engine: str | None = None,
     hardware: str | None = None,
     vs_hardware: str | None = None,
@@ -555,109 +389,3 @@ def diff_all(
         )
         out.append(CommandDiff(side_a, side_b, (change,), ()))
     return AllDiff(tuple(out))
-
-
-def format_all(d: AllDiff) -> str:
-    """Human output of :class:`AllDiff`: each command's :func:`format_diff`, a blank line
-    between them."""
-    return "\n".join(format_diff(x) for x in d.diffs)
-
-
-# --------------------------------------------------------------------------- human output
-
-
-def _show(value: Any) -> str:
-    """A value as shown to humans: JSON for structured leaves, shell-quoted text otherwise."""
-    if value is True:
-        return "(bare flag)"
-    if isinstance(value, str):
-        return shlex.quote(value)
-    if isinstance(value, list) and all(isinstance(v, str) for v in value):
-        return " ".join(shlex.quote(v) for v in value)
-    return json.dumps(value, ensure_ascii=False)
-
-
-def _show_leaf(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False)
-
-
-def _path(p: tuple[str, ...]) -> str:
-    return ".".join(p) if p else "(whole value)"
-
-
-def _command_lines(changes: list[Change]) -> list[str]:
-    lines = ["command:"]
-    for c in changes:
-        if c.op == "added":
-            lines.append(f"  + {c.name}: only in B ({c.b})")
-        elif c.op == "removed":
-            lines.append(f"  - {c.name}: only in A ({c.a})")
-        else:
-            lines.append(f"  ~ {c.name}: {_show(c.a)} -> {_show(c.b)}")
-    return lines
-
-
-def _env_lines(changes: list[Change]) -> list[str]:
-    lines = ["env:"]
-    for c in changes:
-        if c.op == "added":
-            lines.append(f"  + {c.name}={shlex.quote(c.b)}")
-        elif c.op == "removed":
-            lines.append(f"  - {c.name}={shlex.quote(c.a)}")
-        else:
-            lines.append(f"  ~ {c.name}: {shlex.quote(c.a)} -> {shlex.quote(c.b)}")
-    return lines
-
-
-def _key_line(k: KeyChange) -> str:
-    """One key change of a structured flag value, indented below its flag."""
-    if k.op == "added":
-        return f"      + {_path(k.path)}: {_show_leaf(k.b)}"
-    if k.op == "removed":
-        return f"      - {_path(k.path)}: {_show_leaf(k.a)}"
-    if k.op == "moved":
-        return f"      > {_path(k.from_path or ())} moved to {_path(k.path)}: {_show_leaf(k.b)}"
-    return f"      ~ {_path(k.path)}: {_show_leaf(k.a)} -> {_show_leaf(k.b)}"
-
-
-def _flag_lines(changes: list[Change]) -> list[str]:
-    lines = ["flags:"]
-    for c in changes:
-        if c.op == "added":
-            lines.append(f"  + {c.name}" + ("" if c.b is True else f" {_show(c.b)}"))
-        elif c.op == "removed":
-            lines.append(f"  - {c.name}" + ("" if c.a is True else f" {_show(c.a)}"))
-        elif c.keys:
-            lines.append(f"  ~ {c.name}")
-            lines += [_key_line(k) for k in c.keys]
-        else:
-            lines.append(f"  ~ {c.name}: {_show(c.a)} -> {_show(c.b)}")
-    return lines
-
-
-def format_diff(d: CommandDiff) -> str:
-    """Human-readable diff: a ``---``/``+++`` header, then ``command:``, ``env:`` and ``flags:``
-    sections with ``+`` added, ``-`` removed, ``~`` changed lines, JSON keys indented below their
-    flag, and a one-line summary.
-
-    Args:
-        d: the diff.
-
-    Returns:
-        text ending with a newline.
-    """
-    lines = [f"--- {d.a.label()}", f"+++ {d.b.label()}"]
-    if d.identical:
-        lines.append(f"identical ({len(d.unchanged_flags)} flags)")
-        return "\n".join(lines) + "\n"
-    for kind, section in (("command", _command_lines), ("env", _env_lines), ("flag", _flag_lines)):
-        changes = d.of(kind)
-        if changes:
-            lines += section(changes)
-    s = d.summary()
-    lines.append(
-        f"{s['flag_added']} flags added, {s['flag_removed']} removed, {s['flag_changed']} changed, "
-        f"{s['flags_unchanged']} unchanged; env {s['env_added']} added, {s['env_removed']} removed, "
-        f"{s['env_changed']} changed"
-    )
-    return "\n".join(lines) + "\n"
