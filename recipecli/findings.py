@@ -12,7 +12,9 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 Severity = Literal["error", "warning", "info"]
-Engine = Literal["vllm", "tokenspeed", "sglang", "any"]
+#: A registered engine name (recipecli.engines.ENGINES, a plug-in may add one) or "any" (a
+#: verdict about the checkpoint or recipe itself).
+Engine = str
 SEVERITIES: tuple[str, ...] = ("error", "warning", "info")
 
 

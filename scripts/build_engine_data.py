@@ -44,6 +44,7 @@ import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # scripts/pins.py beside this file
 import pins  # noqa: E402  (scripts/pins.py: the paths derive from each engine's pin)
 
 from recipecli.engines import engine_names  # noqa: E402  (pins puts the repo on sys.path)

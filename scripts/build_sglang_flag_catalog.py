@@ -42,6 +42,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # scripts/pins.py beside this file
 import pins  # scripts/pins.py: the version defaults to the pin
 
 SERVER_ARGS = "sglang/srt/server_args.py"

@@ -49,6 +49,7 @@ import tempfile
 import zipfile
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # scripts/pins.py beside this file
 import pins  # scripts/pins.py: the version and output default to the pin
 
 # Hints for removed flags: what to write instead (vLLM release notes; docs/engines/vllm.md#removed-flags).

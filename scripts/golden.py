@@ -26,12 +26,26 @@ What a run does (deterministic; everything offline):
    whose result is exact), and convert's timings are replaced by ``<S>``;
 4. replaces the copy's path by ``<ROOT>`` and ``W`` by ``<TMP>`` in every output.
 
+The expected file stores, per case, argv, exit code and the sha256 of the whole result; the
+full texts (as lists of lines) only for results of at most 8,000 bytes and a few representative
+large ones (all in full would be ~9 MB). When a case stored by hash only differs, ``--compare``
+regenerates the full "before" outputs by running the corpus on ``git archive`` of the recorded
+commit (or ``--before COMMIT``) in a second process, and diffs against those. ``--dump FILE``
+writes every result in full.
+
 Re-recording after an intended behaviour change: make the change, run ``--compare`` and read
 every difference it prints (``--lines 0`` prints whole diffs); when each one is intended, run
 ``python scripts/golden.py --record`` and commit tests/golden/expected.json with the change, saying
-in the commit message which cases changed and why. Adding cases: edit golden_cases.py, then record
-them from the pre-refactor commit (``git worktree add /tmp/base <commit>`` and
-``--record --root /tmp/base``) so that the new expectations are not taken from refactored code.
+in the commit message which cases changed and why (the recorded commit then becomes that one, and
+hash-only diffs regenerate from it). Adding cases: edit tests/golden/golden_cases*.py, then record
+from the pre-refactor tree, so that new expectations are not taken from refactored code::
+
+    mkdir /tmp/base && git archive 4b682b9 recipecli templates kernels tests/fixtures \
+        docs/examples | tar -x -C /tmp/base
+    python scripts/golden.py --record --root /tmp/base
+
+(a tree from ``git archive`` is not a git checkout: its commit and dirtiness are then recorded
+as ``?``; record from a worktree of the commit to keep them).
 """
 
 from __future__ import annotations

@@ -86,9 +86,10 @@ class PairContext:
     tps: tuple[int, ...]
     draft_tp: int | None = None
     max_model_len: int | None = None
-    _values: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    _values: dict[str, np.ndarray | None] = field(default_factory=dict, compare=False, repr=False)
 
     def draft_tp_for(self, tp: int) -> int:
+        """The draft's TP size at target TP ``tp``: ``draft_tp`` when given, else ``tp``."""
         return self.draft_tp if self.draft_tp is not None else tp
 
     def value(self, name: str) -> np.ndarray | None:
@@ -99,6 +100,53 @@ class PairContext:
         return self._values[name]
 
 
+@dataclass(frozen=True)
+class SharingRow:
+    """One row of the embedding/head sharing table.
+
+    Attributes:
+        engine, tp: the engine and target TP size.
+        target_shape: per-rank shape of the target's embedding ([rows, H]); None when the padded
+            vocab does not split over TP.
+        draft_sharded_shape / draft_replicated_shape: the draft embedding's per-rank shapes.
+        verdict: ``share`` / ``share-replicated`` / ``own`` / ``none`` / ``error``.
+        head_verdict: ``share`` / ``own`` / ``tied`` / ``none``.
+        embed_bytes_per_rank: bytes of the embedding the draft uses, on one rank.
+        draft_bytes_per_rank: bytes of the draft's own weights on one rank.
+        note: what the engine does, in words.
+    """
+
+    engine: str
+    tp: int
+    target_shape: tuple[int, int] | None
+    draft_sharded_shape: tuple[int, int] | None
+    draft_replicated_shape: tuple[int, int] | None
+    verdict: str
+    head_verdict: str
+    embed_bytes_per_rank: int | None
+    draft_bytes_per_rank: int | None
+    note: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        """The row as ``check --json`` writes it (shapes as lists, None when absent)."""
+
+        def lst(s: tuple[int, ...] | None) -> list[int] | None:
+            return list(s) if s else None
+
+        return {
+            "engine": self.engine,
+            "tp": self.tp,
+            "target_shape": lst(self.target_shape),
+            "draft_sharded_shape": lst(self.draft_sharded_shape),
+            "draft_replicated_shape": lst(self.draft_replicated_shape),
+            "verdict": self.verdict,
+            "head_verdict": self.head_verdict,
+            "embed_bytes_per_rank": self.embed_bytes_per_rank,
+            "draft_bytes_per_rank": self.draft_bytes_per_rank,
+            "note": self.note,
+        }
+
+
 @dataclass
 class EngineRun:
     """The state one engine model builds while running its steps on a pair.
@@ -106,7 +154,7 @@ class EngineRun:
     Attributes:
         resolved: name -> :class:`Value` resolved so far (``H``, ``k``, ``aux_layers`` …).
         findings: findings so far.
-        sharing: one :class:`recipecli.engines.common.SharingRow` per TP size.
+        sharing: one :class:`SharingRow` per TP size.
         stop: set by a step when the engine cannot go further (e.g. architecture not registered).
         config: the draft config as the engine's model code sees it (e.g. vLLM's speculators
             translation), set by the config step; later steps read it instead of the raw file.
@@ -117,15 +165,26 @@ class EngineRun:
     resolved: dict[str, Value] = field(default_factory=dict)
     config: dict[str, Any] = field(default_factory=dict)
     findings: list[Finding] = field(default_factory=list)
-    sharing: list[Any] = field(default_factory=list)
+    sharing: list[SharingRow] = field(default_factory=list)
     stop: str | None = None
 
     def set(self, name: str, value: Any, origin: str) -> Any:
+        """Record ``name`` as resolved to ``value`` (from ``origin``) and return ``value``."""
         self.resolved[name] = Value(value, origin)
         return value
 
     def get(self, name: str) -> Any:
+        """The value resolved for ``name``.
+
+        Raises:
+            KeyError: no step has resolved ``name``.
+        """
         return self.resolved[name].value
+
+    def stopped(self) -> bool:
+        """True once a step has set :attr:`stop` (a method, so that a check after another step's
+        call reads the attribute again rather than a narrowed earlier value)."""
+        return bool(self.stop)
 
 
 @dataclass(frozen=True)
@@ -275,7 +334,10 @@ def read_json(package: str, *parts: str) -> Mapping[str, Any]:
         import json
         from importlib.resources import files
 
-        _CACHE[key] = json.loads(files(package).joinpath(*parts).read_text(encoding="utf-8"))
+        path = files(package)
+        for part in parts:
+            path = path / part
+        _CACHE[key] = json.loads(path.read_text(encoding="utf-8"))
     return _CACHE[key]
 
 
@@ -294,34 +356,28 @@ def transformers_defaults(version: str) -> Mapping[str, Any]:
     return read_json("recipecli.data", "transformers", f"transformers-{version}-defaults.json")
 
 
-def data_path(name: str) -> str:
-    """The repository path of a data file an engine model reads, by file name: a
-    ``transformers-*`` defaults file or an engine's :attr:`Pin.data_file`.
-
-    Raises:
-        KeyError: no registered engine reads a file of that name.
-    """
-    from recipecli.engines import engine_specs
-
+def _data_package(name: str) -> tuple[str, str]:
+    """(package, folder) holding a data file named ``name``: ``transformers-*`` defaults in
+    ``recipecli/data/transformers/``, a built-in engine's ``<engine>-<pin>.json`` in its folder's
+    ``data/`` (a plug-in engine's data is read with :func:`engine_data`)."""
     if name.startswith("transformers-"):
-        return f"recipecli/data/transformers/{name}"
-    for spec in engine_specs():
-        if spec.pin.data_file == name:
-            return f"{spec.home.replace('.', '/')}/data/{name}"
-    raise KeyError(name)
+        return "recipecli.data", "transformers"
+    return f"recipecli.engines.{name.split('-', 1)[0]}", "data"
+
+
+def data_path(name: str) -> str:
+    """The repository path of a data file an engine model reads, by file name (``vllm-0.33.0.json``
+    -> ``recipecli/engines/vllm/data/vllm-0.33.0.json``)."""
+    package, folder = _data_package(name)
+    return f"{package.replace('.', '/')}/{folder}/{name}"
 
 
 def load_data(name: str) -> Mapping[str, Any]:
     """A data file an engine model reads, by file name (:func:`data_path`), cached.
 
     Raises:
-        KeyError: no registered engine reads a file of that name.
+        FileNotFoundError: no such file.
+        ModuleNotFoundError: the name's engine prefix names no engine folder.
     """
-    from recipecli.engines import engine_specs
-
-    if name.startswith("transformers-"):
-        return read_json("recipecli.data", "transformers", name)
-    for spec in engine_specs():
-        if spec.pin.data_file == name:
-            return engine_data(spec)
-    raise KeyError(name)
+    package, folder = _data_package(name)
+    return read_json(package, folder, name)

@@ -71,7 +71,7 @@ class Catalog:
     def canonical(self, flag: str, command: str = "serve") -> str:
         """The canonical name of ``flag`` (its ``alias_of``), else itself."""
         entry = self.flags(command).get(flag) or {}
-        return entry.get("alias_of", flag)
+        return str(entry.get("alias_of", flag))
 
     def suggest(self, flag: str, command: str = "serve") -> str | None:
         """Closest known flag to a misspelt ``flag`` (difflib, cutoff 0.75), or None."""
@@ -100,7 +100,7 @@ def load_catalog(engine: str) -> Catalog:
     from recipecli.engines import engine_spec
 
     spec = engine_spec(engine)
-    path = resources.files(spec.home).joinpath("data", spec.pin.catalog_file)
+    path = resources.files(spec.home) / "data" / spec.pin.catalog_file
     data = json.loads(path.read_text(encoding="utf-8"))
     return Catalog(
         engine=data["engine"],

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from recipecli.findings import Severity
 
@@ -87,14 +87,14 @@ class Pin:
 #: Flat keys are set on the TOP-level config and a dict whose key names an existing sub-config is
 #: merged into it recursively, so a wrapped target's text keys are nested under its wrapper path
 #: (``text_config``) and its wrapper keys stay flat.
-TEXT_KEYS_NESTED = "nested-under-wrapper"
+TEXT_KEYS_NESTED: Final = "nested-under-wrapper"
 #: Every key is set flat on the config the engine takes as the text config (``text_config.update``
 #: on what its ``get_hf_text_config`` returns); a wrapper key cannot be reached.
-TEXT_KEYS_ON_TEXT_CONFIG = "flat-on-text-config"
+TEXT_KEYS_ON_TEXT_CONFIG: Final = "flat-on-text-config"
 #: One level deep on the TOP-level config: a dict onto an existing sub-config is merged into it,
 #: any other key is set as an attribute; nothing reaches the text config of a wrapped target
 #: without also setting a sub-config dict on the (flat) draft.
-TEXT_KEYS_ONE_LEVEL = "one-level-on-top"
+TEXT_KEYS_ONE_LEVEL: Final = "one-level-on-top"
 TextKeys = Literal["nested-under-wrapper", "flat-on-text-config", "one-level-on-top"]
 
 

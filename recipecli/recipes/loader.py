@@ -52,7 +52,7 @@ class Recipe:
 
     @property
     def name(self) -> str:
-        return self.data["name"]
+        return str(self.data["name"])
 
     def get(self, key: str, default: Any = None) -> Any:
         """Top-level field ``key`` of the recipe, or ``default``."""
@@ -70,9 +70,9 @@ class Recipe:
 class _Loader(yaml.SafeLoader):
     """SafeLoader that refuses aliases (no billion-laughs, no merge keys)."""
 
-    def compose_node(self, parent, index):  # type: ignore[override]
+    def compose_node(self, parent: yaml.Node | None, index: int) -> yaml.Node | None:
         if self.check_event(yaml.AliasEvent):
-            event = self.peek_event()
+            event = self.peek_event()  # type: ignore[no-untyped-call]  # untyped in types-PyYAML
             raise yaml.composer.ComposerError(
                 None, None, "aliases (*name) are not allowed in recipes", event.start_mark
             )

@@ -56,7 +56,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import recipecli.recipes.engines as E
 from recipecli import codes
@@ -135,7 +135,7 @@ class OverrideSource:
 
     label: str
     where: str
-    value: Mapping[str, Any] | None
+    value: Mapping[str, Any] | Literal[False] | None
     text_only: bool = False
     remove: tuple[str, ...] = ()
 
@@ -225,7 +225,12 @@ def _split(
         if key in conflicts:
             continue
         on_wrapper = bool(path) and config is not None and text_config is not None
-        if on_wrapper and (key in WRAPPER_TOP_KEYS or (key in config and key not in text_config)):
+        if (
+            on_wrapper
+            and config is not None
+            and text_config is not None
+            and (key in WRAPPER_TOP_KEYS or (key in config and key not in text_config))
+        ):
             top[key] = item
         elif key not in nested:
             items.append((key, item, True))
@@ -259,6 +264,7 @@ class _Placing:
 
     def add(self, code: str, severity: str, key: str, message: str, src: OverrideSource) -> None:
         """One finding about ``key`` from ``src`` (source: its place; the engine's rule)."""
+        evidence: dict[str, Any] = {"key": key, "from": src.label}
         if src.where.startswith("--set ") and message.startswith(src.label + ": "):
             message = message[len(src.label) + 2 :]  # the --set text already says where
         self.findings.append(
@@ -268,7 +274,7 @@ class _Placing:
                 severity=severity,
                 engine=self.engine,
                 source=f"{src.where}; {self.placement.rule}",
-                **{"key": key, "from": src.label},
+                **evidence,
             )
         )
 
@@ -357,7 +363,7 @@ def _take_source(state: _Placing, src: OverrideSource) -> None:
                 "info",
                 key,
                 f"{src.label}: {key} is rendered under {'.'.join(path)}: {state.title} sets "
-                f"flat keys on the {config.get('model_type', 'wrapper')} wrapper config, where "
+                f"flat keys on the {(config or {}).get('model_type', 'wrapper')} wrapper config, where "
                 f"the text model does not read them",
                 src,
             )

@@ -10,7 +10,7 @@ standard validator accepts the same schema.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from recipecli.recipes.engines import ENGINES, SERVE_FIELD_TYPES, VENDORS, serve_field_schema
@@ -69,7 +69,7 @@ def _client_sections() -> dict[str, Any]:
     }
 
 
-def _defs(per_engine: Any) -> dict[str, Any]:
+def _defs(per_engine: Callable[[str], dict[str, Any]]) -> dict[str, Any]:
     """The ``$defs``: engine args and env, the per-engine section, a hardware profile."""
     return {
         "args": {
@@ -116,11 +116,15 @@ def build_schema() -> dict[str, Any]:
     Returns:
         the schema; ``serve`` properties come from :data:`recipecli.recipes.engines.SERVE_FIELD_TYPES`.
     """
-    per_engine = lambda ref: {  # noqa: E731
-        "type": "object",
-        "additionalProperties": False,
-        "properties": {e: {"$ref": ref} for e in ENGINES},
-    }
+
+    def per_engine(ref: str) -> dict[str, Any]:
+        """An object with one optional property per registered engine, each a ``$ref``."""
+        return {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {e: {"$ref": ref} for e in ENGINES},
+        }
+
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": "https://github.com/recipecli/recipecli/docs/recipe.schema.json",
@@ -206,7 +210,8 @@ def _resolve(schema: Mapping[str, Any], root: Mapping[str, Any]) -> Mapping[str,
     if ref is None:
         return schema
     name = ref.rsplit("/", 1)[-1]
-    return root["$defs"][name]
+    resolved: Mapping[str, Any] = root["$defs"][name]
+    return resolved
 
 
 def validate(

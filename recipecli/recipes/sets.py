@@ -253,7 +253,8 @@ def config_value(raw: str) -> Any:
 def _section_props(section: str) -> Mapping[str, Any]:
     from recipecli.recipes.schema import SCHEMA
 
-    return SCHEMA["properties"][section]["properties"]
+    props: Mapping[str, Any] = SCHEMA["properties"][section]["properties"]
+    return props
 
 
 def _bench_flag(name: str) -> str:

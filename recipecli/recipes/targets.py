@@ -33,7 +33,8 @@ def _open_config(source: str, offline: bool | None = None) -> Mapping[str, Any]:
     # Imported lazily: the checkpoint package pulls in numpy and huggingface_hub.
     from recipecli.checkpoint import open_checkpoint
 
-    return open_checkpoint(source, need_tensors=False, offline=offline).config
+    config: Mapping[str, Any] = open_checkpoint(source, need_tensors=False, offline=offline).config
+    return config
 
 
 def load_target_config(

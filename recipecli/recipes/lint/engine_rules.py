@@ -28,7 +28,7 @@ def _speculative_layer(recipe: Recipe, spec: EngineSpec) -> dict[str, tuple[Any,
         return {}
     where = recipe.where("speculative", "num_speculative_tokens")
     try:
-        flags = spec.speculative_flags(section.get("method"), "", n, {})
+        flags = spec.speculative_flags(str(section.get("method")), "", n, {})
     except RecipeError:
         return {}
     return {flag: (value, where) for flag, value in flags}

@@ -17,7 +17,7 @@ from recipecli.recipes.loader import Recipe
 
 def _vendor_env_sets(
     recipe: Recipe,
-) -> Iterable[tuple[str, str, str, Mapping[str, Any], tuple[str, ...]]]:
+) -> Iterable[tuple[str, str | None, str, Mapping[str, Any], tuple[str, ...]]]:
     """(engine or 'any', vendor, label, env, key path) for every env that reaches a profile."""
     profiles = recipe.get("hardware") or {}
     for name, hw in profiles.items():

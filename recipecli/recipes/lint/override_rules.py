@@ -40,7 +40,8 @@ def _snapshot_config(target: str) -> Mapping[str, Any] | None:
     snap = bundled_snapshot_path(str(target or ""))
     if snap is None:
         return None
-    return json.loads(snap.read_text(encoding="utf-8"))["config"]
+    config: Mapping[str, Any] = json.loads(snap.read_text(encoding="utf-8"))["config"]
+    return config
 
 
 ENGINE_NEUTRAL: frozenset[str] = frozenset(
@@ -85,7 +86,7 @@ def lint_overrides(recipe: Recipe) -> list[Finding]:
     known = recipe.get("text_overrides_known_keys") or ()
     profiles = [None, *((recipe.get("hardware") or {}).keys())]
     out: list[Finding] = []
-    seen: set[tuple[str, str, str]] = set()
+    seen: set[tuple[str, ...]] = set()
     unsupported = recipe.get("unsupported") or {}
     for engine in E.ENGINES:
         if engine in unsupported:
@@ -95,7 +96,7 @@ def lint_overrides(recipe: Recipe) -> list[Finding]:
             try:
                 sources = override_sources(recipe, engine, hw_name)
             except RecipeError as exc:
-                key = ("recipe.json_invalid", exc.path or "", engine)
+                key: tuple[str, ...] = ("recipe.json_invalid", exc.path or "", engine)
                 if key not in seen:
                     seen.add(key)
                     out.append(
