@@ -34,10 +34,11 @@ commit (or ``--before COMMIT``) in a second process, and diffs against those. ``
 writes every result in full.
 
 Re-recording after an intended behaviour change: make the change, run ``--compare`` and read
-every difference it prints (``--lines 0`` prints whole diffs); when each one is intended, run
-``python scripts/golden.py --record`` and commit tests/golden/expected.json with the change, saying
-in the commit message which cases changed and why (the recorded commit then becomes that one, and
-hash-only diffs regenerate from it). Adding cases: edit tests/golden/golden_cases*.py, then record
+every difference it prints (``--lines 0`` prints whole diffs); when each one is intended, commit
+the change, run ``python scripts/golden.py --record`` on the clean tree (the recorded commit is
+the one hash-only differences regenerate from; ``--record`` warns on a dirty tree), set
+``BASE_COMMIT`` in tests/test_golden.py to that commit, and commit tests/golden/expected.json
+saying which cases changed and why. Adding cases: edit tests/golden/golden_cases*.py, then record
 from the pre-refactor tree, so that new expectations are not taken from refactored code::
 
     mkdir /tmp/base && git archive 4b682b9 recipecli templates kernels tests/fixtures \
@@ -549,6 +550,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.record or args.dump:
         path = args.expected if args.record else args.dump
         write_expected(path, results, where, full=bool(args.dump))
+        if args.record and (where["dirty"] != "no" or where["commit"] == "?"):
+            print("golden: warning: the tree is dirty or not a git checkout: hash-only cases")
+            print("golden: warning: cannot be regenerated from the recorded commit for a diff")
         size = path.stat().st_size
         print(f"golden: wrote {len(results)} cases to {path} ({size} bytes) in {seconds:.1f} s")
         return 0

@@ -21,7 +21,8 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 SCRIPT = REPO / "scripts" / "golden.py"
 EXPECTED = REPO / "tests" / "golden" / "expected.json"
-#: The commit the expected outputs were recorded from (the tree before the issue #23 refactor).
+#: The commit the expected outputs were recorded from (the tree before the issue #23 refactor);
+#: changed only when expected.json is re-recorded after an intended behaviour change.
 BASE_COMMIT = "4b682b9eb026762dec59c431534678a2d7cd096f"
 
 
