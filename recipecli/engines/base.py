@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeAlias
 
 import numpy as np
 
@@ -47,6 +47,11 @@ class Source:
     def __str__(self) -> str:
         text = f"{self.repo}@{self.version} {self.file} {self.function}"
         return text + (f"; {', '.join(self.refs)}" if self.refs else "")
+
+
+#: What a finding cites as its ``source``: an engine :class:`Source`, a reference in words
+#: (``vLLM PR #43671``), or several of them (``finding`` joins them with `` | ``).
+Citation: TypeAlias = Source | str | tuple[Source | str, ...]
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -22,7 +21,16 @@ from recipecli.draft import (
     is_known_extra,
     known_roles,
 )
-from recipecli.engines.base import EngineRun, PairContext, Source, transformers_defaults
+from recipecli.engines.base import (
+    Citation,
+    EngineRun,
+    PairContext,
+    Source,
+    transformers_defaults,
+)
+from recipecli.engines.base import (
+    SharingRow as SharingRow,  # defined in base (EngineRun.sharing); recipecli.check imports it here
+)
 from recipecli.findings import Finding
 
 VOCAB_PADDING = 64
@@ -89,11 +97,11 @@ def heads_findings(
 
 def missing_tensor_findings(
     run: EngineRun,
-    want: Mapping[str, Any],
+    want: Mapping[str, tuple[int, ...]],
     *,
     engine: str,
     title: str,
-    source: Source | tuple[Source, ...],
+    source: Citation,
     consequence: str = "load_weights does not notice, so they keep uninitialised memory; "
     "re-export the draft",
 ) -> Iterator[Finding]:
@@ -162,7 +170,7 @@ def resolve_geometry(
     where: str,
     *,
     transformers: str,
-    source: Any,
+    source: Citation,
     overrides: Mapping[str, Any] | None = None,
 ) -> list[Finding]:
     """Resolve the draft's layer geometry as transformers' config class for ``model_type`` fills it.
@@ -330,51 +338,6 @@ def unexpected_tensors(ctx: PairContext) -> list[str]:
 # --------------------------------------------------------------------------- sharing table
 
 
-@dataclass(frozen=True)
-class SharingRow:
-    """One row of the embedding/head sharing table.
-
-    Attributes:
-        engine, tp: the engine and target TP size.
-        target_shape: per-rank shape of the target's embedding ([rows, H]); None when the padded
-            vocab does not split over TP.
-        draft_sharded_shape / draft_replicated_shape: the draft embedding's per-rank shapes.
-        verdict: ``share`` / ``share-replicated`` / ``own`` / ``none`` / ``error``.
-        head_verdict: ``share`` / ``own`` / ``tied`` / ``none``.
-        embed_bytes_per_rank: bytes of the embedding the draft uses, on one rank.
-        draft_bytes_per_rank: bytes of the draft's own weights on one rank.
-        note: what the engine does, in words.
-    """
-
-    engine: str
-    tp: int
-    target_shape: tuple[int, int] | None
-    draft_sharded_shape: tuple[int, int] | None
-    draft_replicated_shape: tuple[int, int] | None
-    verdict: str
-    head_verdict: str
-    embed_bytes_per_rank: int | None
-    draft_bytes_per_rank: int | None
-    note: str = ""
-
-    def to_dict(self) -> dict[str, Any]:
-        def lst(s: tuple[int, ...] | None) -> list[int] | None:
-            return list(s) if s else None
-
-        return {
-            "engine": self.engine,
-            "tp": self.tp,
-            "target_shape": lst(self.target_shape),
-            "draft_sharded_shape": lst(self.draft_sharded_shape),
-            "draft_replicated_shape": lst(self.draft_replicated_shape),
-            "verdict": self.verdict,
-            "head_verdict": self.head_verdict,
-            "embed_bytes_per_rank": self.embed_bytes_per_rank,
-            "draft_bytes_per_rank": self.draft_bytes_per_rank,
-            "note": self.note,
-        }
-
-
 COLUMN_PARALLEL = ("q_proj", "k_proj", "v_proj", "gate_proj", "up_proj")
 ROW_PARALLEL = ("o_proj", "down_proj")
 
@@ -456,7 +419,7 @@ def optional_shapes(
 
 
 def shape_findings(
-    run: EngineRun, want: Mapping[str, tuple[int, ...]], engine: str, title: str, source: Any
+    run: EngineRun, want: Mapping[str, tuple[int, ...]], engine: str, title: str, source: Citation
 ) -> Iterator[Finding]:
     """Findings for checkpoint tensors whose shape differs from what the engine allocates.
 
@@ -516,10 +479,11 @@ def fc_fits_k(run: EngineRun) -> bool:
     info = run.ctx.draft_ck.tensors.get(run.ctx.draft.tensor("fc"))
     if info is None or len(info.shape) != 2:
         return True
-    return info.shape[1] == run.get("k") * run.get("Ht")
+    fc_in: int = run.get("k") * run.get("Ht")
+    return info.shape[1] == fc_in
 
 
-def no_tensor_findings(run: EngineRun, source: Any) -> list[Finding]:
+def no_tensor_findings(run: EngineRun, source: Citation) -> list[Finding]:
     """What an engine says about a draft source without a tensor table: a bare config or a
     snapshot without tensors was not checked (``tensor.unchecked``); a folder without weight
     files has nothing to serve (``tensor.missing``)."""
@@ -548,7 +512,7 @@ def no_tensor_findings(run: EngineRun, source: Any) -> list[Finding]:
     ]
 
 
-def missing_model_type(run: EngineRun, source: Any) -> Finding:
+def missing_model_type(run: EngineRun, source: Citation) -> Finding:
     """``config.model_type`` for a draft config without ``model_type``: transformers' AutoConfig
     (which every engine falls back to) cannot build it."""
     return finding(
