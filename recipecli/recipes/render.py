@@ -38,12 +38,10 @@ from recipecli.recipes.argv import (
 )
 from recipecli.recipes.lint import lint_loaded
 from recipecli.recipes.loader import Recipe, load_recipe
+from recipecli.recipes.override_sources import HF_OVERRIDES, override_sources, overrides_flag
 from recipecli.recipes.overrides import (
     FORCEABLE_CODES,
-    HF_OVERRIDES,
     OverrideSource,
-    override_sources,
-    overrides_flag,
     place_overrides,
 )
 from recipecli.recipes.resolve import Resolved, resolve

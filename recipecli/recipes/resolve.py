@@ -25,10 +25,9 @@ from recipecli.engines import engine_spec
 from recipecli.errors import RecipeError, UsageError
 from recipecli.findings import Finding
 from recipecli.recipes.loader import Recipe
+from recipecli.recipes.override_sources import override_sources, overrides_flag
 from recipecli.recipes.overrides import (
     OverrideSource,
-    override_sources,
-    overrides_flag,
     place_overrides,
 )
 from recipecli.recipes.sets import SetItem, check_set
@@ -331,6 +330,24 @@ def _env(recipe: Recipe, engine: str, hw: Mapping[str, Any]) -> dict[str, str]:
     return env
 
 
+def _forced_unsupported(recipe: Recipe, engine: str, force: bool) -> list[Finding]:
+    """The ``recipe.engine_unsupported`` warning of a recipe rendered with ``--force`` for an
+    engine it marks unsupported (said beside the command; without force render refuses)."""
+    reason = (recipe.get("unsupported") or {}).get(engine) if force else None
+    if not reason:
+        return []
+    return [
+        codes.finding(
+            "recipe.engine_unsupported",
+            f"{recipe.name} is not served on {engine}: {' '.join(str(reason).split())}; "
+            "rendered anyway (--force)",
+            severity="warning",
+            engine=engine,
+            source=recipe.where("unsupported", engine),
+        )
+    ]
+
+
 def resolve(
     recipe: Recipe,
     engine: str,
@@ -345,7 +362,7 @@ def resolve(
 
     Args:
         recipe: a loaded recipe.
-        engine: ``vllm``, ``tokenspeed`` or ``sglang``.
+        engine: a registered engine name (:data:`recipecli.engines.ENGINES`).
         hardware: hardware profile name (default: the recipe's ``default_hardware``).
         sets: ``NAME=VALUE`` strings, checked and typed by :func:`check_set`.
         target_config: ``--target-config SOURCE`` override.
@@ -376,22 +393,8 @@ def resolve(
         spec,
     )
     base, warnings = _serve_layer(recipe, engine)
-    reason = (recipe.get("unsupported") or {}).get(engine) if force else None
-    if reason:
-        # rendered anyway: say so beside the command (render_command refuses without force)
-        warnings.insert(
-            0,
-            codes.finding(
-                "recipe.engine_unsupported",
-                f"{recipe.name} is not served on {engine}: {' '.join(str(reason).split())}; "
-                "rendered anyway (--force)",
-                severity="warning",
-                engine=engine,
-                source=recipe.where("unsupported", engine),
-            ),
-        )
+    warnings[:0] = _forced_unsupported(recipe, engine, force)
     base.extend(_speculative_flags(recipe, engine, spec, top.draft, eng))
-
     sources = override_sources(recipe, engine, hw_name, items)
     if any(src.value for src in sources):
         config = _target_config_for(

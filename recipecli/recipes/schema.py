@@ -110,21 +110,47 @@ def _defs(per_engine: Callable[[str], dict[str, Any]]) -> dict[str, Any]:
     }
 
 
+def _per_engine(ref: str) -> dict[str, Any]:
+    """An object with one optional property per registered engine, each a ``$ref``."""
+    return {
+        "type": "object",
+        "additionalProperties": False,
+        "properties": {e: {"$ref": ref} for e in ENGINES},
+    }
+
+
+def _pair_sections() -> dict[str, Any]:
+    """The pair and its speculative settings: target, draft, unsupported engines, speculative."""
+    return {
+        "target": {"type": "string", "minLength": 1},
+        "draft": {"type": "string", "minLength": 1},
+        "unsupported": {
+            "type": "object",
+            "description": "Engines that cannot serve this pair, each with the reason "
+            "(check's verdict and the engine step, docs/engines/). render refuses them.",
+            "additionalProperties": False,
+            "properties": {e: {"type": "string", "minLength": 1} for e in ENGINES},
+        },
+        "target_config": {"type": "string", "minLength": 1},
+        "speculative": {
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["method", "num_speculative_tokens"],
+            "properties": {
+                "method": {"type": "string", "enum": ["eagle3"]},
+                "num_speculative_tokens": {"type": "integer", "minimum": 1},
+                "draft_tensor_parallel_size": {"type": "integer", "minimum": 1},
+            },
+        },
+    }
+
+
 def build_schema() -> dict[str, Any]:
     """Return the recipe JSON Schema (draft 2020-12) as a plain dict.
 
     Returns:
         the schema; ``serve`` properties come from :data:`recipecli.recipes.engines.SERVE_FIELD_TYPES`.
     """
-
-    def per_engine(ref: str) -> dict[str, Any]:
-        """An object with one optional property per registered engine, each a ``$ref``."""
-        return {
-            "type": "object",
-            "additionalProperties": False,
-            "properties": {e: {"$ref": ref} for e in ENGINES},
-        }
-
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": "https://github.com/recipecli/recipecli/docs/recipe.schema.json",
@@ -140,26 +166,7 @@ def build_schema() -> dict[str, Any]:
             "description": {"type": "string"},
             "notes": {"type": "array", "items": {"type": "string"}},
             "results": {"type": "array", "items": _results_entry()},
-            "target": {"type": "string", "minLength": 1},
-            "draft": {"type": "string", "minLength": 1},
-            "unsupported": {
-                "type": "object",
-                "description": "Engines that cannot serve this pair, each with the reason "
-                "(check's verdict and the engine step, docs/engines/). render refuses them.",
-                "additionalProperties": False,
-                "properties": {e: {"type": "string", "minLength": 1} for e in ENGINES},
-            },
-            "target_config": {"type": "string", "minLength": 1},
-            "speculative": {
-                "type": "object",
-                "additionalProperties": False,
-                "required": ["method", "num_speculative_tokens"],
-                "properties": {
-                    "method": {"type": "string", "enum": ["eagle3"]},
-                    "num_speculative_tokens": {"type": "integer", "minimum": 1},
-                    "draft_tensor_parallel_size": {"type": "integer", "minimum": 1},
-                },
-            },
+            **_pair_sections(),
             "text_overrides": {"type": "object"},
             "text_overrides_known_keys": {
                 "description": "text_overrides keys the model code reads although the public "
@@ -172,7 +179,7 @@ def build_schema() -> dict[str, Any]:
                 "additionalProperties": False,
                 "properties": {k: serve_field_schema(k) for k in SERVE_FIELD_TYPES},
             },
-            "engines": per_engine("#/$defs/engine"),
+            "engines": _per_engine("#/$defs/engine"),
             "hardware": {
                 "type": "object",
                 "propertyNames": {"pattern": r"^[a-z0-9][a-z0-9_.-]*$"},
@@ -181,7 +188,7 @@ def build_schema() -> dict[str, Any]:
             "default_hardware": {"type": "string"},
             **_client_sections(),
         },
-        "$defs": _defs(per_engine),
+        "$defs": _defs(_per_engine),
     }
 
 

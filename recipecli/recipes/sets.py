@@ -164,12 +164,23 @@ def parse_typed(
                 )
                 for item in items
             ]
-    value: Any
     if vtype in ("switch", "boolean"):
         low = raw.strip().lower()
         if low not in ("true", "false"):
             raise _fail(name, raw, what, vtype)
         return True if low == "true" else (None if vtype == "switch" else False)
+    value = _typed_value(name, raw, vtype, what)
+    _check_allowed(name, raw, what, value, choices, limits)
+    return value
+
+
+def _typed_value(name: str, raw: str, vtype: str, what: str) -> Any:
+    """A non-switch ``--set`` VALUE by its type: a number, JSON, an optional value, or the text.
+
+    Raises:
+        UsageError: not a number or not valid JSON where one is needed.
+    """
+    value: Any
     if vtype in ("int", "integer", "float", "number"):
         value = _number(name, raw, what, vtype)
     elif vtype == "json" or (vtype == "json_or_str" and raw.lstrip().startswith(("{", "["))):
@@ -182,7 +193,6 @@ def parse_typed(
         value = True if low == "true" else None if low == "false" else raw
     else:
         value = raw
-    _check_allowed(name, raw, what, value, choices, limits)
     return value
 
 

@@ -14,7 +14,8 @@ from recipecli.errors import RecipeError
 from recipecli.findings import Finding
 from recipecli.recipes.lint.common import finding
 from recipecli.recipes.loader import Recipe
-from recipecli.recipes.overrides import override_sources, place_overrides
+from recipecli.recipes.override_sources import override_sources
+from recipecli.recipes.overrides import place_overrides
 
 
 def lint_known_keys(recipe: Recipe) -> list[Finding]:
