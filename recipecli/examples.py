@@ -5,8 +5,12 @@ from __future__ import annotations
 import json
 from importlib import resources
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from recipecli.errors import UsageError
+
+if TYPE_CHECKING:  # the checkpoint package (numpy) is imported on use
+    from recipecli.checkpoint.model import Checkpoint
 
 #: name -> (target snapshot, draft snapshot), files under recipecli/data/examples/
 EXAMPLES: dict[str, tuple[str, str]] = {
@@ -59,7 +63,9 @@ def bundled_snapshots() -> dict[str, str]:
     return out
 
 
-def open_source(source: str, revision: str | None = None, *, timeout: float | None = None):
+def open_source(
+    source: str, revision: str | None = None, *, timeout: float | None = None
+) -> Checkpoint:
     """Open a recipe's target or draft: recipecli's bundled snapshot of that repo id when it
     ships one and no revision is asked (offline), else
     :func:`recipecli.checkpoint.open_checkpoint` (directory, snapshot file, HF cache, then the
@@ -71,7 +77,7 @@ def open_source(source: str, revision: str | None = None, *, timeout: float | No
     Raises:
         RecipeCliError: as ``open_checkpoint`` raises it (missing source, bad files, Hub errors).
     """
-    from recipecli.checkpoint import open_checkpoint
+    from recipecli.checkpoint.resolve import open_checkpoint
 
     snap = bundled_snapshots().get(source) if revision is None else None
     return open_checkpoint(snap if snap is not None else source, revision, timeout=timeout)

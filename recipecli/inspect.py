@@ -223,9 +223,13 @@ def _params(n: int) -> str:
     return str(n)
 
 
+def _yes_no(flag: object) -> str:
+    return "yes" if flag else "no"
+
+
 def format_summary(s: InspectSummary) -> str:
     """The human-readable lines of an :class:`InspectSummary` (``recipecli inspect``'s text)."""
-    yn = lambda b: "yes" if b else "no"  # noqa: E731
+    yn = _yes_no
     rev = f", rev {s.revision}" if s.revision else ""
     lines = [
         f"source        {s.source} ({s.kind}{rev})",

@@ -237,20 +237,6 @@ def loads_json(
         ) from None
 
 
-def load_json_file(
-    path: str | os.PathLike[str],
-    *,
-    what: str = "JSON file",
-    error: type[RecipeCliError] = RecipeCliError,
-    max_bytes: int = DEFAULT_MAX_BYTES,
-    max_depth: int | None = MAX_JSON_DEPTH,
-) -> Any:
-    """:func:`read_regular` then :func:`loads_json`, with the same errors."""
-    where = os.fspath(path)
-    raw = read_regular(where, what=what, error=error, max_bytes=max_bytes)
-    return loads_json(raw, where=where, what=what, error=error, max_depth=max_depth)
-
-
 _YAML_DECIMAL_INT = re.compile(r"[-+]?[0-9_]+")
 
 

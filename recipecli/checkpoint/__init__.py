@@ -11,22 +11,23 @@ not pull in numpy.
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # what the lazy names are, for type checkers
+    from recipecli.checkpoint.model import Checkpoint as Checkpoint
+    from recipecli.checkpoint.resolve import open_checkpoint as open_checkpoint
+    from recipecli.checkpoint.safetensors_format import IO_STATS as IO_STATS
 
 _LAZY = {
     "Checkpoint": "recipecli.checkpoint.model",
-    "TensorInfo": "recipecli.checkpoint.model",
-    "decode_values": "recipecli.checkpoint.model",
     "open_checkpoint": "recipecli.checkpoint.resolve",
     "IO_STATS": "recipecli.checkpoint.safetensors_format",
-    "TextConfig": "recipecli.checkpoint.textconfig",
-    "resolve_text_config": "recipecli.checkpoint.textconfig",
 }
 
 __all__ = sorted(_LAZY)
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'recipecli.checkpoint' has no attribute {name!r}")

@@ -21,13 +21,13 @@ The entries live in :mod:`recipecli.codes.check` (check's own, engine and kernel
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, TypeGuard
 
 from recipecli.codes import check as _check
 from recipecli.codes import lint as _lint
 from recipecli.codes import report as _report
 from recipecli.codes.spec import Code
-from recipecli.findings import SEVERITIES, Finding
+from recipecli.findings import SEVERITIES, Finding, Severity
 
 __all__ = ["ALIASES", "CATALOG", "CODES", "Code", "catalog_code", "entry", "finding"]
 
@@ -63,9 +63,14 @@ def entry(code: str) -> Code:
     key = catalog_code(code)
     if key not in CATALOG:
         raise KeyError(
-            f"finding code {code!r} is not in the catalog: add it to recipecli/codes/ (check.py, lint.py or report.py)"
+            f"finding code {code!r} is not in the catalog: add it to recipecli/codes/ "
+            "(check.py, lint.py or report.py)"
         )
     return CATALOG[key]
+
+
+def _is_severity(value: str) -> TypeGuard[Severity]:
+    return value in SEVERITIES
 
 
 def _source_text(source: object) -> str:
@@ -106,7 +111,7 @@ def finding(
     """
     spec = entry(code)
     sev = spec.severity if severity is None else severity
-    if sev not in SEVERITIES:
+    if not _is_severity(sev):
         raise ValueError(
             f"finding {code!r}: severity {sev!r} is not one of {', '.join(SEVERITIES)}"
         )
@@ -115,8 +120,8 @@ def finding(
         raise ValueError(f"finding {code!r} has no source: pass source= or give the code one")
     return Finding(
         code=code,
-        severity=sev,  # type: ignore[arg-type]
-        engine=engine,  # type: ignore[arg-type]
+        severity=sev,
+        engine=engine,
         message=message,
         tp=tp,
         evidence=evidence,
