@@ -15,7 +15,6 @@ from recipecli.check.rules import (
     DOCS,
     RULES,
     SUMMARY_CODES,
-    CheckContext,
     Rule,
     rule,
     rule_format,
@@ -39,7 +38,6 @@ from recipecli.engines import ENGINES
 from recipecli.engines.common import SharingRow, default_aux_layers, pad64
 
 __all__ = [
-    "CheckContext",
     "CheckResult",
     "DOCS",
     "ENGINES",

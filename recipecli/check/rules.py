@@ -18,9 +18,6 @@ from recipecli.engines.common import (
 )
 from recipecli.findings import Finding
 
-#: Backwards-compatible name of the pair context the rules read.
-CheckContext = PairContext
-
 DOCS = "docs/check.md"
 
 #: Codes reported from the engines' results together (not by one rule or step).
