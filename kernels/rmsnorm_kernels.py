@@ -4,6 +4,11 @@ The ``@triton.jit`` kernels and their helpers only; launch planning, the launch 
 direct launcher are :mod:`.rmsnorm_triton` (which re-exports the names below). What the kernels
 compute, the rounding conventions and the layout are described there.
 
+The decorator is :func:`.triton_jit.jit` (``triton.jit`` itself, typed for mypy). Runtime
+arguments, pointers and scalars alike, are annotated ``tl.tensor`` (what they are inside a kernel),
+constexprs ``tl.constexpr``: Triton reads both annotations and neither changes what it compiles or
+how it specialises (a Python ``int``/``float`` annotation would: :mod:`.triton_jit`).
+
 Only triton is imported; ``TRITON_INTERPRET`` is read when this module is imported.
 """
 
@@ -11,8 +16,9 @@ from __future__ import annotations
 
 import os
 
-import triton
 import triton.language as tl
+
+from .triton_jit import jit
 
 #: True when this module was imported under Triton's CPU interpreter.
 INTERPRETED: bool = os.environ.get("TRITON_INTERPRET", "0") == "1"
@@ -24,8 +30,8 @@ CONVENTIONS: dict[str, bool] = {"hf": True, "fp32_weight": False}
 MAX_CHUNKS = 8
 
 
-@triton.jit
-def _to_out(y, dtype: tl.constexpr, RNE_BF16: tl.constexpr):
+@jit
+def _to_out(y: tl.tensor, dtype: tl.constexpr, RNE_BF16: tl.constexpr) -> tl.tensor:
     """Cast fp32 ``y`` to ``dtype``; round-to-nearest-even by hand for bf16 when asked."""
     if RNE_BF16 and dtype == tl.bfloat16:
         bits = y.to(tl.uint32, bitcast=True)
@@ -35,9 +41,10 @@ def _to_out(y, dtype: tl.constexpr, RNE_BF16: tl.constexpr):
         return y.to(dtype)
 
 
-@triton.jit
-def _normed(x, rstd, w, in_dtype: tl.constexpr, out_dtype: tl.constexpr, HF_ORDER: tl.constexpr,
-            RNE_BF16: tl.constexpr):  # fmt: skip
+@jit
+def _normed(x: tl.tensor, rstd: tl.tensor, w: tl.tensor, in_dtype: tl.constexpr,
+            out_dtype: tl.constexpr, HF_ORDER: tl.constexpr,
+            RNE_BF16: tl.constexpr) -> tl.tensor:  # fmt: skip
     """``x * rstd`` times the weight in the chosen rounding convention, cast to ``out_dtype``."""
     y = x * rstd[:, None]
     if HF_ORDER:
@@ -47,17 +54,19 @@ def _normed(x, rstd, w, in_dtype: tl.constexpr, out_dtype: tl.constexpr, HF_ORDE
     return _to_out(y, out_dtype, RNE_BF16)
 
 
-@triton.jit
-def _rstd(ssq, width_f, eps):
+@jit
+def _rstd(ssq: tl.tensor, width_f: tl.tensor, eps: tl.tensor) -> tl.tensor:
     # width_f and eps arrive as fp64 when Inductor launches the kernel (torch.library.triton_op)
     var = tl.math.div_rn(ssq, tl.cast(width_f, tl.float32))
     return tl.math.div_rn(1.0, tl.math.sqrt_rn(var + tl.cast(eps, tl.float32)))
 
 
-@triton.jit
-def _rms_tile(x_ptr, w_ptr, o_ptr, row0, n_rows, stride_x, stride_o, width, width_f, eps,
-              ROWS: tl.constexpr, BLOCK: tl.constexpr, TAIL: tl.constexpr, HF_ORDER: tl.constexpr,
-              RNE_BF16: tl.constexpr, STORE_CS: tl.constexpr, X_EVICT: tl.constexpr):  # fmt: skip
+@jit
+def _rms_tile(x_ptr: tl.tensor, w_ptr: tl.tensor, o_ptr: tl.tensor, row0: tl.tensor,
+              n_rows: tl.tensor, stride_x: tl.tensor, stride_o: tl.tensor, width: tl.tensor,
+              width_f: tl.tensor, eps: tl.tensor, ROWS: tl.constexpr, BLOCK: tl.constexpr,
+              TAIL: tl.constexpr, HF_ORDER: tl.constexpr, RNE_BF16: tl.constexpr,
+              STORE_CS: tl.constexpr, X_EVICT: tl.constexpr) -> None:  # fmt: skip
     """Normalise rows ``row0 .. row0+ROWS-1`` (masked by ``n_rows``) of one segment in registers.
 
     ``TAIL == 0``: one tile of BLOCK columns (masked by ``width``). ``TAIL > 0``: a full tile of
@@ -100,10 +109,12 @@ def _rms_tile(x_ptr, w_ptr, o_ptr, row0, n_rows, stride_x, stride_o, width, widt
                  cache_modifier=".cs" if STORE_CS else "")  # fmt: skip
 
 
-@triton.jit
-def _rms_loop(x_ptr, w_ptr, o_ptr, row0, n_rows, stride_x, stride_o, width, width_f, eps,
-              ROWS: tl.constexpr, CHUNK: tl.constexpr, HF_ORDER: tl.constexpr,
-              RNE_BF16: tl.constexpr, STORE_CS: tl.constexpr, X_EVICT: tl.constexpr):  # fmt: skip
+@jit
+def _rms_loop(x_ptr: tl.tensor, w_ptr: tl.tensor, o_ptr: tl.tensor, row0: tl.tensor,
+              n_rows: tl.tensor, stride_x: tl.tensor, stride_o: tl.tensor, width: tl.tensor,
+              width_f: tl.tensor, eps: tl.tensor, ROWS: tl.constexpr, CHUNK: tl.constexpr,
+              HF_ORDER: tl.constexpr, RNE_BF16: tl.constexpr, STORE_CS: tl.constexpr,
+              X_EVICT: tl.constexpr) -> None:  # fmt: skip
     """The same rows as :func:`_rms_tile`, as a looped two-pass reduction over CHUNK columns.
 
     Pass 1 accumulates ``x^2`` lane-wise over the chunks (loads hinted ``evict_last`` so pass 2
@@ -135,10 +146,13 @@ def _rms_loop(x_ptr, w_ptr, o_ptr, row0, n_rows, stride_x, stride_o, width, widt
         tl.store(o_rows + cols[None, :], y, mask=mask, cache_modifier=".cs" if STORE_CS else "")
 
 
-@triton.jit
-def _rms_rows(x_ptr, w_ptr, o_ptr, row0, n_rows, stride_x, stride_o, width, width_f, eps,
-              ROWS: tl.constexpr, BLOCK: tl.constexpr, TAIL: tl.constexpr, CHUNK: tl.constexpr,
-              HF_ORDER: tl.constexpr, RNE_BF16: tl.constexpr, STORE_CS: tl.constexpr, X_EVICT: tl.constexpr):  # fmt: skip
+@jit
+def _rms_rows(x_ptr: tl.tensor, w_ptr: tl.tensor, o_ptr: tl.tensor, row0: tl.tensor,
+              n_rows: tl.tensor, stride_x: tl.tensor, stride_o: tl.tensor, width: tl.tensor,
+              width_f: tl.tensor, eps: tl.tensor, ROWS: tl.constexpr, BLOCK: tl.constexpr,
+              TAIL: tl.constexpr, CHUNK: tl.constexpr, HF_ORDER: tl.constexpr,
+              RNE_BF16: tl.constexpr, STORE_CS: tl.constexpr,
+              X_EVICT: tl.constexpr) -> None:  # fmt: skip
     if CHUNK > 0:
         _rms_loop(x_ptr, w_ptr, o_ptr, row0, n_rows, stride_x, stride_o, width, width_f, eps,
                   ROWS, CHUNK, HF_ORDER, RNE_BF16, STORE_CS, X_EVICT)  # fmt: skip
@@ -147,12 +161,15 @@ def _rms_rows(x_ptr, w_ptr, o_ptr, row0, n_rows, stride_x, stride_o, width, widt
                   ROWS, BLOCK, TAIL, HF_ORDER, RNE_BF16, STORE_CS, X_EVICT)  # fmt: skip
 
 
-@triton.jit
-def _dual_tile(t, a_ptr, b_ptr, w1_ptr, w2_ptr, o1_ptr, o2_ptr, n_rows, stride_a, stride_b,
-               stride_o1, stride_o2, d1, d2, d1_f, d2_f, eps1, eps2, ROWS: tl.constexpr,
-               BLOCK1: tl.constexpr, TAIL1: tl.constexpr, BLOCK2: tl.constexpr,
-               TAIL2: tl.constexpr, CHUNK: tl.constexpr, HF_ORDER: tl.constexpr,
-               RNE_BF16: tl.constexpr, SEG_MAJOR: tl.constexpr, STORE_CS: tl.constexpr, X_EVICT: tl.constexpr):  # fmt: skip
+@jit
+def _dual_tile(t: tl.tensor, a_ptr: tl.tensor, b_ptr: tl.tensor, w1_ptr: tl.tensor,
+               w2_ptr: tl.tensor, o1_ptr: tl.tensor, o2_ptr: tl.tensor, n_rows: tl.tensor,
+               stride_a: tl.tensor, stride_b: tl.tensor, stride_o1: tl.tensor, stride_o2: tl.tensor,
+               d1: tl.tensor, d2: tl.tensor, d1_f: tl.tensor, d2_f: tl.tensor, eps1: tl.tensor,
+               eps2: tl.tensor, ROWS: tl.constexpr, BLOCK1: tl.constexpr, TAIL1: tl.constexpr,
+               BLOCK2: tl.constexpr, TAIL2: tl.constexpr, CHUNK: tl.constexpr,
+               HF_ORDER: tl.constexpr, RNE_BF16: tl.constexpr, SEG_MAJOR: tl.constexpr,
+               STORE_CS: tl.constexpr, X_EVICT: tl.constexpr) -> None:  # fmt: skip
     if SEG_MAJOR:
         seg = t % 2
         row0 = (t // 2) * ROWS
@@ -168,15 +185,18 @@ def _dual_tile(t, a_ptr, b_ptr, w1_ptr, w2_ptr, o1_ptr, o2_ptr, n_rows, stride_a
                   ROWS, BLOCK2, TAIL2, CHUNK, HF_ORDER, RNE_BF16, STORE_CS, X_EVICT)  # fmt: skip
 
 
-@triton.jit
+@jit
 def _dual_rmsnorm_kernel(
-    a_ptr, b_ptr, w1_ptr, w2_ptr, o1_ptr, o2_ptr, n_rows, n_tiles, o2_off,
-    stride_a, stride_b, stride_o1, stride_o2, d1, d2, d1_f, d2_f, eps1, eps2,
+    a_ptr: tl.tensor, b_ptr: tl.tensor, w1_ptr: tl.tensor, w2_ptr: tl.tensor, o1_ptr: tl.tensor,
+    o2_ptr: tl.tensor, n_rows: tl.tensor, n_tiles: tl.tensor, o2_off: tl.tensor,
+    stride_a: tl.tensor, stride_b: tl.tensor, stride_o1: tl.tensor, stride_o2: tl.tensor,
+    d1: tl.tensor, d2: tl.tensor, d1_f: tl.tensor, d2_f: tl.tensor, eps1: tl.tensor,
+    eps2: tl.tensor,
     ROWS: tl.constexpr, BLOCK1: tl.constexpr, TAIL1: tl.constexpr, BLOCK2: tl.constexpr,
     TAIL2: tl.constexpr, CHUNK: tl.constexpr, HF_ORDER: tl.constexpr, RNE_BF16: tl.constexpr,
     SEG_MAJOR: tl.constexpr, STORE_CS: tl.constexpr, X_EVICT: tl.constexpr, PERSISTENT: tl.constexpr,
     O2_IN_O1: tl.constexpr, PDL: tl.constexpr,
-):  # fmt: skip
+) -> None:  # fmt: skip
     if PDL:  # programmatic dependent launch: wait for the previous grid, let the next one start
         tl.extra.cuda.gdc_wait()
         tl.extra.cuda.gdc_launch_dependents()
@@ -197,9 +217,10 @@ def _dual_rmsnorm_kernel(
                    STORE_CS, X_EVICT)  # fmt: skip
 
 
-@triton.jit
-def _pick(c, w0, w1, w2, w3, w4, w5, w6, w7, stride_w, N_SEG: tl.constexpr,
-          STACKED: tl.constexpr):  # fmt: skip
+@jit
+def _pick(c: tl.tensor, w0: tl.tensor, w1: tl.tensor, w2: tl.tensor, w3: tl.tensor, w4: tl.tensor,
+          w5: tl.tensor, w6: tl.tensor, w7: tl.tensor, stride_w: tl.tensor, N_SEG: tl.constexpr,
+          STACKED: tl.constexpr) -> tl.tensor:  # fmt: skip
     """Chunk ``c``'s weight pointer: ``w0 + c*stride_w`` (one [k, H] tensor) or the c-th of w0..w7."""
     if STACKED:
         p = w0 + c * stride_w
@@ -229,13 +250,16 @@ def _pick(c, w0, w1, w2, w3, w4, w5, w6, w7, stride_w, N_SEG: tl.constexpr,
     return p
 
 
-@triton.jit
-def _grouped_tile(t, x_ptr, o_ptr, w0, w1, w2, w3, w4, w5, w6, w7, n_rows, stride_x, stride_o,
-                  chunk_stride_x, chunk_stride_o, stride_w, width, width_f, eps,
-                  ROWS: tl.constexpr, BLOCK: tl.constexpr, TAIL: tl.constexpr,
-                  CHUNK: tl.constexpr, HF_ORDER: tl.constexpr, RNE_BF16: tl.constexpr,
-                  SEG_MAJOR: tl.constexpr, N_SEG: tl.constexpr, STACKED: tl.constexpr,
-                  STORE_CS: tl.constexpr, X_EVICT: tl.constexpr):  # fmt: skip
+@jit
+def _grouped_tile(t: tl.tensor, x_ptr: tl.tensor, o_ptr: tl.tensor, w0: tl.tensor, w1: tl.tensor,
+                  w2: tl.tensor, w3: tl.tensor, w4: tl.tensor, w5: tl.tensor, w6: tl.tensor,
+                  w7: tl.tensor, n_rows: tl.tensor, stride_x: tl.tensor, stride_o: tl.tensor,
+                  chunk_stride_x: tl.tensor, chunk_stride_o: tl.tensor, stride_w: tl.tensor,
+                  width: tl.tensor, width_f: tl.tensor, eps: tl.tensor, ROWS: tl.constexpr,
+                  BLOCK: tl.constexpr, TAIL: tl.constexpr, CHUNK: tl.constexpr,
+                  HF_ORDER: tl.constexpr, RNE_BF16: tl.constexpr, SEG_MAJOR: tl.constexpr,
+                  N_SEG: tl.constexpr, STACKED: tl.constexpr, STORE_CS: tl.constexpr,
+                  X_EVICT: tl.constexpr) -> None:  # fmt: skip
     if SEG_MAJOR:
         c = t % N_SEG  # c * chunk stride < k * H fits in 32 bits; rows use 64-bit offsets
         row0 = (t // N_SEG) * ROWS
@@ -249,14 +273,18 @@ def _grouped_tile(t, x_ptr, o_ptr, w0, w1, w2, w3, w4, w5, w6, w7, n_rows, strid
               RNE_BF16, STORE_CS, X_EVICT)  # fmt: skip
 
 
-@triton.jit
+@jit
 def _grouped_rmsnorm_kernel(
-    x_ptr, o_ptr, w0, w1, w2, w3, w4, w5, w6, w7, n_rows, n_tiles, stride_x, stride_o,
-    chunk_stride_x, chunk_stride_o, stride_w, width, width_f, eps,
+    x_ptr: tl.tensor, o_ptr: tl.tensor, w0: tl.tensor, w1: tl.tensor, w2: tl.tensor,
+    w3: tl.tensor, w4: tl.tensor, w5: tl.tensor, w6: tl.tensor, w7: tl.tensor, n_rows: tl.tensor,
+    n_tiles: tl.tensor, stride_x: tl.tensor, stride_o: tl.tensor, chunk_stride_x: tl.tensor,
+    chunk_stride_o: tl.tensor, stride_w: tl.tensor, width: tl.tensor, width_f: tl.tensor,
+    eps: tl.tensor,
     ROWS: tl.constexpr, BLOCK: tl.constexpr, TAIL: tl.constexpr, CHUNK: tl.constexpr,
     HF_ORDER: tl.constexpr, RNE_BF16: tl.constexpr, SEG_MAJOR: tl.constexpr, N_SEG: tl.constexpr,
-    STACKED: tl.constexpr, STORE_CS: tl.constexpr, X_EVICT: tl.constexpr, PERSISTENT: tl.constexpr, PDL: tl.constexpr,
-):  # fmt: skip
+    STACKED: tl.constexpr, STORE_CS: tl.constexpr, X_EVICT: tl.constexpr, PERSISTENT: tl.constexpr,
+    PDL: tl.constexpr,
+) -> None:  # fmt: skip
     if PDL:  # see _dual_rmsnorm_kernel
         tl.extra.cuda.gdc_wait()
         tl.extra.cuda.gdc_launch_dependents()
