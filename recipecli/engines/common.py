@@ -365,6 +365,18 @@ def embed_itemsize(ctx: PairContext) -> int:
     return 2
 
 
+def target_vocab_hidden(ctx: PairContext) -> tuple[int, int]:
+    """The target's text ``vocab_size`` and ``hidden_size`` (V, H), for the sharing-table code:
+    every engine's sharing step returns before it when either is unknown, so both are ints here.
+
+    Raises:
+        AssertionError: V or H is None (a caller that skipped that check).
+    """
+    V, H = ctx.target.V, ctx.target.H
+    assert V is not None and H is not None, "sharing steps return first when V or H is unknown"
+    return V, H
+
+
 def sharing_row(
     ctx: PairContext,
     engine: str,

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
 
 from recipecli.codes import finding
 from recipecli.draft import DraftModel
@@ -34,7 +35,7 @@ from recipecli.findings import Finding
 # --------------------------------------------------------------------------- a. config
 
 
-def speculators_hf_config(raw: dict) -> dict:
+def speculators_hf_config(raw: Mapping[str, Any]) -> dict[str, Any]:
     """The draft config vLLM's model code sees for a speculators checkpoint: ``SpeculatorsConfig``
     starts from ``transformer_layer_config`` and ``update_eagle3`` adds ``draft_vocab_size``,
     ``target_hidden_size`` (only when not null), ``norm_before_residual`` (default true),
@@ -81,48 +82,68 @@ def step_config(run: EngineRun) -> Iterable[Finding]:
     the top level; ``fc_norm``, ``norm_output`` and ``norm_before_residual`` from the top level
     only."""
     yield from _draft_config(run)
-    if run.stop:
+    if run.stopped():
         return
     yield from _widths(run)
-    if run.stop:
+    if run.stopped():
         return
     _aux_count(run)
     yield from _norm_flags(run)
 
 
-def _eagle_config(cfg: dict) -> dict:
-    return cfg.get("eagle_config") if isinstance(cfg.get("eagle_config"), dict) else {}
+def _eagle_config(cfg: Mapping[str, Any]) -> dict[str, Any]:
+    """The draft config's ``eagle_config`` mapping, or an empty dict when it has none (or not a
+    mapping)."""
+    ec = cfg.get("eagle_config")
+    return ec if isinstance(ec, dict) else {}
 
 
 def _draft_config(run: EngineRun) -> Iterator[Finding]:
     """The config class vLLM builds for the draft (``SpeculatorsConfig`` or ``EAGLEConfig``) and
     its geometry with that class's defaults; sets ``run.stop`` when vLLM refuses the draft."""
-    ctx = run.ctx
-    raw = ctx.draft_ck.config
-    speculators = ctx.draft.format == "D"
+    raw = run.ctx.draft_ck.config
+    speculators = run.ctx.draft.format == "D"
     run.set("speculators", speculators, "speculators_model_type" if speculators else "absent")
-    cfg = run.config = speculators_hf_config(raw) if speculators else dict(raw)
+    run.config = speculators_hf_config(raw) if speculators else dict(raw)
+    refused = _model_type(run, speculators) or _geometry(run, speculators)
+    if refused:
+        yield from refused
+        run.stop = "config"
+
+
+def _model_type(run: EngineRun, speculators: bool) -> list[Finding]:
+    """Set ``model_type`` (a speculators draft's ``transformer_layer_config.model_type``, default
+    ``llama``; else the config's own); the refusal when vLLM cannot build a draft of that type
+    (a speculators layer other than llama/qwen3, or no ``model_type`` at all), else nothing."""
+    cfg = run.config
     if speculators:
         model_type = str(cfg.get("model_type") or "llama")
         run.set("model_type", model_type, "transformer_layer_config.model_type")
         if model_type not in ("llama", "qwen3"):
-            yield finding(
-                "config.model_type",
-                f"vLLM refuses this speculators draft: 'Unsupported model_type {model_type} for "
-                "Eagle3 speculator' (only llama and qwen3 layers); re-export it with a llama layer",
-                engine=NAME,
-                source=SPEC_ALGOS,
-                model_type=model_type,
-            )
-            run.stop = "config"
-            return
-    else:
-        model_type = str(cfg.get("model_type") or "")
-        if not model_type:
-            yield missing_model_type(run, EAGLE_CFG)
-            run.stop = "config"
-            return
-        run.set("model_type", model_type, "config: model_type")
+            return [
+                finding(
+                    "config.model_type",
+                    f"vLLM refuses this speculators draft: 'Unsupported model_type {model_type} for "
+                    "Eagle3 speculator' (only llama and qwen3 layers); re-export it with a llama layer",
+                    engine=NAME,
+                    source=SPEC_ALGOS,
+                    model_type=model_type,
+                )
+            ]
+        return []
+    model_type = str(cfg.get("model_type") or "")
+    if not model_type:
+        return [missing_model_type(run, EAGLE_CFG)]
+    run.set("model_type", model_type, "config: model_type")
+    return []
+
+
+def _geometry(run: EngineRun, speculators: bool) -> list[Finding]:
+    """Resolve the geometry with the config class's defaults (:func:`resolve_geometry`); the
+    findings that make vLLM refuse the config (a ``model_type`` without a transformers class, a
+    ``@strict`` null, or a speculators layer config that lacks a key ``SpeculatorsConfig`` has no
+    default for), else nothing."""
+    model_type = run.get("model_type")
     try:
         refused = resolve_geometry(
             run,
@@ -132,37 +153,40 @@ def _draft_config(run: EngineRun) -> Iterator[Finding]:
             source=(SPEC_CFG, EAGLE_CFG),
         )
     except KeyError:
-        yield finding(
-            "config.model_type",
-            f"draft model_type {model_type!r} has no transformers config class: vLLM cannot build "
-            "the draft config; use model_type 'llama'",
-            engine=NAME,
-            source=EAGLE_CFG,
-            model_type=model_type,
-        )
-        run.stop = "config"
-        return
-    if speculators:
-        # SpeculatorsConfig is a bare PreTrainedConfig built from transformer_layer_config: a key
-        # it lacks has no class default, and the model build reads these without getattr
-        layer = raw.get("transformer_layer_config") or {}
-        lacking = [k for k in SPECULATORS_REQUIRED if layer.get(k) is None]
-        if lacking:
-            refused.append(
-                finding(
-                    "config.model_type",
-                    f"transformer_layer_config lacks {', '.join(lacking)}: vLLM's SpeculatorsConfig has no "
-                    f"class defaults, so building the draft raises AttributeError ('SpeculatorsConfig' object "
-                    f"has no attribute {lacking[0]!r}); write them",
-                    engine=NAME,
-                    source=(SPEC_BASE, EAGLE3_LAYER),
-                    missing=lacking,
-                )
+        return [
+            finding(
+                "config.model_type",
+                f"draft model_type {model_type!r} has no transformers config class: vLLM cannot build "
+                "the draft config; use model_type 'llama'",
+                engine=NAME,
+                source=EAGLE_CFG,
+                model_type=model_type,
             )
-    if refused:
-        yield from refused
-        run.stop = "config"
-        return
+        ]
+    if speculators:
+        refused.extend(_speculators_lacking(run.ctx.draft_ck.config))
+    return refused
+
+
+def _speculators_lacking(raw: Mapping[str, Any]) -> list[Finding]:
+    """``SpeculatorsConfig`` is a bare ``PreTrainedConfig`` built from
+    ``transformer_layer_config``: a key it lacks has no class default, and the model build reads
+    these without ``getattr``; the refusal when any of them is missing or null."""
+    layer = raw.get("transformer_layer_config") or {}
+    lacking = [k for k in SPECULATORS_REQUIRED if layer.get(k) is None]
+    if not lacking:
+        return []
+    return [
+        finding(
+            "config.model_type",
+            f"transformer_layer_config lacks {', '.join(lacking)}: vLLM's SpeculatorsConfig has no "
+            f"class defaults, so building the draft raises AttributeError ('SpeculatorsConfig' object "
+            f"has no attribute {lacking[0]!r}); write them",
+            engine=NAME,
+            source=(SPEC_BASE, EAGLE3_LAYER),
+            missing=lacking,
+        )
+    ]
 
 
 def _widths(run: EngineRun) -> Iterator[Finding]:
@@ -290,7 +314,7 @@ def _norm_flags(run: EngineRun) -> Iterator[Finding]:
 # --------------------------------------------------------------------------- b. architecture
 
 
-def draft_architecture(cfg: dict, d: DraftModel, model_type: str) -> tuple[str, str]:
+def draft_architecture(cfg: Mapping[str, Any], d: DraftModel, model_type: str) -> tuple[str, str]:
     """The architecture vLLM looks up for the draft, and how it got there.
 
     Speculators drafts: ``update_eagle3``'s map (llama → ``Eagle3LlamaForCausalLM``, qwen3 →

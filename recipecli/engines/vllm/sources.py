@@ -4,6 +4,8 @@ data, and the step list the step modules add to.
 
 from __future__ import annotations
 
+from typing import Any
+
 from recipecli.engines.base import (
     Source,
     StepList,
@@ -21,6 +23,7 @@ TRANSFORMERS = PIN.transformers
 
 
 def src(file: str, function: str, *refs: str) -> Source:
+    """A :class:`Source` in vLLM's repository at the pinned version (``file`` from the repo root)."""
     return Source(REPO, VERSION, file, function, tuple(refs))
 
 
@@ -104,5 +107,8 @@ CACHE_ONLY_ROPE_TYPES = frozenset({"default", "linear", "llama3", "ntk", "propor
 steps = StepList()
 
 
-def _registry() -> dict:
+def _registry() -> dict[str, Any]:
+    """vLLM's extracted data (``data/<Pin.data_file>``): ``eagle3_drafts`` (architecture ->
+    [module, class]) and ``targets`` (architecture -> module, class, ``supports_eagle3``,
+    evidence), as a fresh top-level dict."""
     return dict(engine_data(SPEC))

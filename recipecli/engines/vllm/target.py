@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
 
 from recipecli.codes import finding
 from recipecli.draft import DraftModel
@@ -14,6 +15,7 @@ from recipecli.engines.common import (
     fc_fits_k,
     trained_layers,
 )
+from recipecli.engines.vllm.config import _eagle_config
 from recipecli.engines.vllm.sources import (
     AUX_CAPTURE,
     AUX_DEFAULT,
@@ -75,7 +77,7 @@ def step_target(run: EngineRun) -> Iterable[Finding]:
 # --------------------------------------------------------------------------- d. aux layers
 
 
-def captured_layers(d: DraftModel, cfg: dict, L: int) -> tuple[list[int], str]:
+def captured_layers(d: DraftModel, cfg: Mapping[str, Any], L: int) -> tuple[list[int], str]:
     """Hidden-state indices vLLM captures for this draft, in capture order, and from where.
 
     ``get_eagle3_aux_layers_from_config`` (the V2 model runner, vLLM 0.33.0's default): the
@@ -87,7 +89,7 @@ def captured_layers(d: DraftModel, cfg: dict, L: int) -> tuple[list[int], str]:
     final norm).
     """
     top = cfg.get("eagle_aux_hidden_state_layer_ids")
-    eagle_cfg = cfg.get("eagle_config") if isinstance(cfg.get("eagle_config"), dict) else {}
+    eagle_cfg = _eagle_config(cfg)
     if top:
         ids, where = list(top), "eagle_aux_hidden_state_layer_ids"
     elif eagle_cfg.get("layer_ids"):
@@ -120,8 +122,7 @@ def step_aux(run: EngineRun) -> Iterable[Finding]:
     cfg = run.config
     layers, where = captured_layers(d, cfg, L)
     run.set("aux_layers", layers, where)
-    k = run.get("k")
-    eagle_cfg = cfg.get("eagle_config") if isinstance(cfg.get("eagle_config"), dict) else {}
+    eagle_cfg = _eagle_config(cfg)
     top = list(cfg.get("eagle_aux_hidden_state_layer_ids") or [])
     nested = list(eagle_cfg.get("eagle_aux_hidden_state_layer_ids") or [])
     given = top or list(eagle_cfg.get("layer_ids") or [])
@@ -129,11 +130,20 @@ def step_aux(run: EngineRun) -> Iterable[Finding]:
     if not given:
         yield _aux_default(layers, trained, nested, L)
     bad = [i for i in given if not 0 <= i <= L]
+    yield from _given_ids(run, given, bad, layers, L)
+    yield from _capture_fit(run, given, bad, (layers, where), trained)
+
+
+def _given_ids(
+    run: EngineRun, given: list[int], bad: list[int], layers: list[int], L: int
+) -> Iterator[Finding]:
+    """The ids the draft names, as vLLM captures them: ``aux.out_of_range`` for ``bad`` (ids
+    outside the hidden states 0..L), ``aux.order`` when they are not ascending."""
     if bad:
         yield finding(
             "aux.out_of_range",
             f"aux ids {bad} lie outside the target's hidden states 0..{L}: vLLM never captures them, "
-            f"so the draft gets {len(layers)} state(s) where its fc takes {k}; fix the ids",
+            f"so the draft gets {len(layers)} state(s) where its fc takes {run.get('k')}; fix the ids",
             engine=NAME,
             source=AUX_CAPTURE,
             ids=given,
@@ -150,6 +160,21 @@ def step_aux(run: EngineRun) -> Iterable[Finding]:
             source=AUX_CAPTURE,
             ids=given,
         )
+
+
+def _capture_fit(
+    run: EngineRun,
+    given: list[int],
+    bad: list[int],
+    captured: tuple[list[int], str],
+    trained: list[int] | None,
+) -> Iterator[Finding]:
+    """The captured hidden states (``captured``: indices and where the ids came from) against
+    the ``fc``: ``aux.count`` when their number is not k, ``aux.mismatch`` when they are not the
+    states the draft's format says it was trained on."""
+    d = run.ctx.draft
+    layers, where = captured
+    k = run.get("k")
     if run.get("use_aux") and len(layers) != k and not bad and fc_fits_k(run):
         yield finding(
             "aux.count",

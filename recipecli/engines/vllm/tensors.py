@@ -7,6 +7,7 @@ from collections.abc import Iterable, Iterator
 from recipecli.codes import finding
 from recipecli.engines.base import (
     EngineRun,
+    SharingRow,
 )
 from recipecli.engines.common import (
     heads_findings,
@@ -17,6 +18,7 @@ from recipecli.engines.common import (
     shape_findings,
     sharing_row,
     split_rows,
+    target_vocab_hidden,
     unexpected_tensors,
 )
 from recipecli.engines.vllm.sources import (
@@ -311,14 +313,18 @@ def _tp_findings(run: EngineRun, tp: int) -> Iterator[Finding]:
     run.sharing.append(_sharing(run, tp, dtp))
 
 
-def _sharing(run: EngineRun, tp: int, dtp: int):
+def _sharing(run: EngineRun, tp: int, dtp: int) -> SharingRow:
+    """The sharing-table row at target TP ``tp`` and draft TP ``dtp``: vLLM shares the target's
+    embedding when the draft ships none and the widths match, keeps a shipped one (``own``), and
+    shares the head when the draft has none and Vd == V."""
     ctx = run.ctx
-    d, t = ctx.draft, ctx.target
+    d = ctx.draft
+    tV, tH = target_vocab_hidden(ctx)
     H = run.get("H")
-    vd = run.get("V") or t.V
-    rows_t, rows_d = split_rows(t.V, tp), split_rows(vd, dtp)
+    vd = run.get("V") or tV
+    rows_t, rows_d = split_rows(tV, tp), split_rows(vd, dtp)
     shapes = (
-        (rows_t, t.H) if rows_t else None,
+        (rows_t, tH) if rows_t else None,
         (rows_d, H) if rows_d else None,
         (pad64(vd), H),
     )
@@ -330,10 +336,10 @@ def _sharing(run: EngineRun, tp: int, dtp: int):
             "vLLM #50158); drop it if byte-identical to the target's"
         )
     else:
-        verdict = "share" if H == t.H else "error"
-    head = "own" if d.has_lm_head else ("share" if run.get("Vd") == t.V else "none")
+        verdict = "share" if H == tH else "error"
+    head = "own" if d.has_lm_head else ("share" if run.get("Vd") == tV else "none")
     rows = {"share": rows_t or 0, "own": rows_d or 0}.get(verdict, 0)
-    width = t.H if verdict == "share" else H
+    width = tH if verdict == "share" else H
     return sharing_row(ctx, NAME, tp, shapes, verdict, head, rows, dtp, width or 0, note)
 
 
