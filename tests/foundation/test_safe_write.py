@@ -23,42 +23,12 @@ from pathlib import Path
 
 import pytest
 from helpers.convert import TARGET_CONFIG, tiny, write_draft, write_target
+from helpers.fixtures import REPO_ROOT as REPO
+from helpers.report import PR_CANDIDATE, bench_json  # vLLM PR #47391 A/B figures
 
 from recipecli.cli import main
 from recipecli.errors import UsageError
 from recipecli.testing.specs import valid_vocab_map
-
-REPO = Path(__file__).resolve().parents[2]
-
-#: per-GPU figures of vLLM PR #47391's A/B benchmark (TP4): output tok/s, total tok/s, TPOT,
-#: TTFT (ms), acceptance %, acceptance length, duration (s)
-PR_BASELINE = (212.514, 2001.188, 69.584, 2173.242, 2.895, 1.087, 773.193)
-PR_CANDIDATE = (348.736, 3283.959, 43.819, 2228.905, 56.467, 2.694, 471.170)
-
-
-def bench_json(figures=PR_BASELINE) -> dict:
-    """A `vllm bench serve --save-result` document with ``figures`` (totals over 4 GPUs)."""
-    out_gpu, tot_gpu, tpot, ttft, acc, acc_len, dur = figures
-    return {
-        "date": "20260101-000000",
-        "backend": "openai-chat",
-        "model_id": "amd/MiniMax-M3-MXFP4",
-        "num_prompts": 640,
-        "request_rate": "inf",
-        "burstiness": 1.0,
-        "max_concurrency": 64,
-        "duration": dur,
-        "completed": 640,
-        "failed": 0,
-        "total_input_tokens": 5531972,
-        "total_output_tokens": 657257,
-        "output_throughput": out_gpu * 4,
-        "total_token_throughput": tot_gpu * 4,
-        "mean_tpot_ms": tpot,
-        "mean_ttft_ms": ttft,
-        "spec_decode_acceptance_rate": acc,
-        "spec_decode_acceptance_length": acc_len,
-    }
 
 
 def tree(root: Path) -> dict[str, str]:
