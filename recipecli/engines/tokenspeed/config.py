@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from recipecli.codes import finding
@@ -53,10 +53,10 @@ def step_config(run: EngineRun) -> Iterable[Finding]:
     from the top level and never reads ``norm_before_residual``; ``target_hidden_size`` is ignored
     (``fc`` is [H, k·H])."""
     yield from _draft_config(run)
-    if run.stop:
+    if run.stopped():
         return
     yield from _widths(run)
-    if run.stop:
+    if run.stopped():
         return
     _aux_count_and_flags(run)
     layers = run.get("layers")
@@ -162,14 +162,15 @@ def _aux_count_and_flags(run: EngineRun) -> None:
     run.set("norm_before_residual", False, "not read by tokenspeed (residual = raw hidden states)")
 
 
-def _nested(cfg: Any) -> list[int] | None:
+def _nested(cfg: Mapping[str, Any]) -> list[int] | None:
+    """The ids under ``eagle_config.eagle_aux_hidden_state_layer_ids``, None when absent or empty."""
     ec = cfg.get("eagle_config")
     if isinstance(ec, dict) and ec.get("eagle_aux_hidden_state_layer_ids"):
         return list(ec["eagle_aux_hidden_state_layer_ids"])
     return None
 
 
-def _nested_or_top(cfg: Any) -> list[int] | None:
+def _nested_or_top(cfg: Mapping[str, Any]) -> list[int] | None:
     """``_eagle_aux_layer_ids``: a config that HAS ``eagle_config`` gives its nested ids (the
     top-level list is then ignored, even when the nested one is missing); else the top level."""
     ec = cfg.get("eagle_config")

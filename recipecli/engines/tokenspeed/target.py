@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from recipecli.codes import finding
@@ -78,7 +78,9 @@ def step_target(run: EngineRun) -> Iterable[Finding]:
 # --------------------------------------------------------------------------- d. aux layers
 
 
-def captured_layers(cfg: Any, L: int, *, final_residual: bool) -> tuple[list[int], list[int], str]:
+def captured_layers(
+    cfg: Mapping[str, Any], L: int, *, final_residual: bool
+) -> tuple[list[int], list[int], str]:
     """(HF hidden-state indices captured, ids as read, where from) for a non-K3 target.
 
     Ids come from ``_eagle_aux_layer_ids`` (a config with ``eagle_config`` gives its nested list,
@@ -95,7 +97,7 @@ def captured_layers(cfg: Any, L: int, *, final_residual: bool) -> tuple[list[int
         if cfg.get("eagle_config") is not None
         else "eagle_aux_hidden_state_layer_ids"
     )
-    out = set()
+    out: set[int] = set()
     for j in ids:
         i = j + 1
         if 0 <= i <= L - 1:
@@ -118,32 +120,29 @@ def step_aux(run: EngineRun) -> Iterable[Finding]:
     +1 (an id names a layer's output); the default does not. Ids whose capture index falls outside
     the layers (-1..L-2 capture; L-1 never; L only on ``BaseTransformerModel`` targets) are dropped
     silently, and the number captured is never compared with the k the draft's ``fc`` expects."""
-    ctx = run.ctx
-    d, L = ctx.draft, ctx.target.L
+    L = run.ctx.target.L
     if L is None:
         return
-    cfg = ctx.draft_ck.config
-    layers, ids, where = captured_layers(
-        cfg,
-        L,
-        final_residual=bool(
-            run.resolved.get("target_final_residual") and run.get("target_final_residual")
-        ),
+    final_residual = bool(
+        run.resolved.get("target_final_residual") and run.get("target_final_residual")
     )
+    layers, ids, where = captured_layers(run.ctx.draft_ck.config, L, final_residual=final_residual)
     run.set("aux_layers", layers, where)
-    yield from _ids_not_given(run, ids, layers)
-    bad = [
-        j
-        for j in ids
-        if not (
-            -1 <= j <= L - 2
-            or (
-                j == L
-                and run.resolved.get("target_final_residual")
-                and run.get("target_final_residual")
-            )
-        )
-    ]
+    yield from _ids_not_given(run, ids, layers, L)
+    # capture index j+1 must lie in 0..L-1, or be L+1 (the final residual) where the target has it
+    bad = [j for j in ids if not (-1 <= j <= L - 2 or (j == L and final_residual))]
+    yield from _capture_findings(run, ids, bad, (layers, where), L)
+
+
+def _capture_findings(
+    run: EngineRun, ids: list[int], bad: list[int], captured: tuple[list[int], str], L: int
+) -> Iterator[Finding]:
+    """The ids as tokenspeed captures them (``captured``: hidden-state indices and where the ids
+    came from): ``aux.out_of_range`` for ``bad`` (ids never captured), ``aux.count`` when the
+    number captured is not the k ``fc`` takes, ``aux.mismatch`` when the captured states are not
+    those the draft's format says it was trained on."""
+    d = run.ctx.draft
+    layers, where = captured
     if bad:
         yield finding(
             "aux.out_of_range",
@@ -182,9 +181,10 @@ def step_aux(run: EngineRun) -> Iterable[Finding]:
         )
 
 
-def _ids_not_given(run: EngineRun, ids: list[int], layers: list[int]) -> Iterator[Finding]:
-    """Ids tokenspeed does not read (a top-level list beside ``eagle_config``), or none at all."""
-    d, L = run.ctx.draft, run.ctx.target.L
+def _ids_not_given(run: EngineRun, ids: list[int], layers: list[int], L: int) -> Iterator[Finding]:
+    """Ids tokenspeed does not read (a top-level list beside ``eagle_config``), or none at all
+    (``L``: the target's layer count)."""
+    d = run.ctx.draft
     cfg = run.ctx.draft_ck.config
     top = cfg.get("eagle_aux_hidden_state_layer_ids")
     if top and cfg.get("eagle_config") is not None and list(top) != list(ids):

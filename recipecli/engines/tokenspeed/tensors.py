@@ -7,6 +7,7 @@ from collections.abc import Iterable, Iterator
 from recipecli.codes import finding
 from recipecli.engines.base import (
     EngineRun,
+    SharingRow,
 )
 from recipecli.engines.common import (
     heads_findings,
@@ -17,6 +18,7 @@ from recipecli.engines.common import (
     shape_findings,
     sharing_row,
     split_rows,
+    target_vocab_hidden,
     unexpected_tensors,
 )
 from recipecli.engines.tokenspeed.sources import (
@@ -286,12 +288,19 @@ def step_sharing(run: EngineRun) -> Iterable[Finding]:
         yield from found
 
 
-def _sharing(run: EngineRun, tp: int, H: int, vdraft: int, replicated_target: bool):
+def _sharing(
+    run: EngineRun, tp: int, H: int, vdraft: int, replicated_target: bool
+) -> tuple[SharingRow, list[Finding]]:
+    """The sharing-table row at TP ``tp`` (draft hidden ``H``, draft vocab ``vdraft``; the
+    target's embedding replicated or vocab-parallel) and the findings ``set_embed_and_head``
+    gives there: ``embed.share_error`` when it raises, ``embed.tied_stale`` when a rebuilt
+    embedding leaves a tied head on the old weight."""
     ctx = run.ctx
-    d, t = ctx.draft, ctx.target
+    d = ctx.draft
+    tV, tH = target_vocab_hidden(ctx)
     findings: list[Finding] = []
-    target_rows = pad64(t.V) if replicated_target else split_rows(t.V, tp)
-    target_shape = (target_rows, t.H) if target_rows else None
+    target_rows = pad64(tV) if replicated_target else split_rows(tV, tp)
+    target_shape = (target_rows, tH) if target_rows else None
     mla = d.attention == "MLA"
     rows_d = None if mla else split_rows(vdraft, tp)
     sharded = (rows_d, H) if rows_d else None
@@ -337,7 +346,7 @@ def _sharing(run: EngineRun, tp: int, H: int, vdraft: int, replicated_target: bo
         embed_rows = replicated[0] if mla else (rows_d or 0)
     else:
         embed_rows = 0
-    width = t.H if verdict.startswith("share") else H
+    width = tH if verdict.startswith("share") else H
     row = sharing_row(ctx, NAME, tp, (target_shape, sharded, replicated), verdict, head, embed_rows,
                       1 if mla else tp, width or 0, note)  # fmt: skip
     return row, findings
