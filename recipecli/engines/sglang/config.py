@@ -61,10 +61,10 @@ def step_config(run: EngineRun) -> Iterable[Finding]:
     the key fails with ``AttributeError``, a null one borrows the target's head. The MLA draft
     (``Eagle3DeepseekV2ForCausalLM``) reads everything with defaults and requires one layer."""
     yield from _draft_config(run)
-    if run.stop:
+    if run.stopped():
         return
     yield from _widths(run)
-    if run.stop:
+    if run.stopped():
         return
     _aux_count(run)
     yield from _norm_flags(run)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from recipecli.codes import finding
@@ -157,12 +157,29 @@ def step_aux(run: EngineRun) -> Iterable[Finding]:
     layers = sorted(set(ok))
     run.set("aux_layers", layers, f"{where} ({RULE_TEXT[rule]})")
     trained = trained_layers(d, L)
-    top = cfg.get("eagle_aux_hidden_state_layer_ids")
     if ids is None:
-        yield _aux_default(layers, trained, top, L)
+        yield _aux_default(layers, trained, cfg.get("eagle_aux_hidden_state_layer_ids"), L)
     bad = [j for j, i in zip(ids or [], wanted, strict=False) if i not in ok]
     if bad:
-        yield _not_captured(run, bad, ids, layers)
+        yield _not_captured(run, bad, ids, layers, L)
+    yield from _capture_fit(run, ids, bad, (layers, where), trained)
+
+
+def _capture_fit(
+    run: EngineRun,
+    ids: list[int] | None,
+    bad: list[int],
+    captured: tuple[list[int], str],
+    trained: list[int] | None,
+) -> Iterator[Finding]:
+    """The captured hidden states (``captured``: indices and where the ids came from) against
+    the draft: ``aux.order`` when its ids are not ascending, ``aux.count`` when their number is
+    not the k ``fc`` takes, ``aux.mismatch`` when they are not the states the draft's format
+    says it was trained on."""
+    ctx = run.ctx
+    d = ctx.draft
+    layers, where = captured
+    rule = run.get("capture_rule")
     given = list(ids or [])
     if given and given != sorted(given):
         yield finding(
@@ -234,12 +251,11 @@ def _aux_default(layers: list[int], trained: list[int] | None, top: Any, L: int)
 
 
 def _not_captured(
-    run: EngineRun, bad: list[int], ids: list[int] | None, layers: list[int]
+    run: EngineRun, bad: list[int], ids: list[int] | None, layers: list[int], L: int
 ) -> Finding:
-    """``aux.out_of_range``: ids whose capture index lies outside what the target captures, and
-    what that does on this target family."""
+    """``aux.out_of_range``: ids whose capture index lies outside what the target captures
+    (``L``: the target's layer count), and what that does on this target family."""
     ctx = run.ctx
-    L = ctx.target.L
     rule, final = run.get("capture_rule"), run.get("final_index")
     how = run.get("not_captured")
     effect = {

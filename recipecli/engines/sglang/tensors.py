@@ -6,6 +6,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from recipecli.codes import finding
+from recipecli.draft import DraftModel
 from recipecli.engines.base import (
     EngineRun,
 )
@@ -16,6 +17,7 @@ from recipecli.engines.common import (
     optional_shapes,
     shape_findings,
     sharing_row,
+    target_vocab_hidden,
     unexpected_tensors,
 )
 from recipecli.engines.sglang.sources import (
@@ -268,52 +270,20 @@ def _sharing(run: EngineRun, tp: int, keeps_own: bool, borrow_head: bool) -> Ite
     """The sharing row at TP ``tp`` (appended to ``run.sharing``), and ``embed.layout_mismatch``
     when the target's embedding is swapped into a draft embedding of another layout."""
     ctx = run.ctx
-    d, t = ctx.draft, ctx.target
+    tV, tH = target_vocab_hidden(ctx)
     H = run.get("H")
-    vdraft = run.get("V") or t.V
-    rows_t = pad_vocab(t.V, tp) // tp
+    vdraft = run.get("V") or tV
+    rows_t = pad_vocab(tV, tp) // tp
     rows_d = pad_vocab(vdraft, tp) // tp
-    target_shape = (rows_t, t.H)
+    target_shape = (rows_t, tH)
     sharded = (rows_d, H)
     replicated = (pad_vocab(vdraft, 1), H)
-    note = ""
-    if keeps_own:
-        verdict = "own" if d.has_embed else "none"
-        note = "target_hidden_size != hidden_size: set_embed returns early, the draft keeps its own"
-    elif vdraft == t.V and H == t.H:
-        verdict = "share"
-        if d.has_embed:
-            note = "the draft's own embed_tokens is replaced by the target's"
-    else:
-        verdict = "error"
-        if H == t.H and (tp > 1 or vdraft < t.V):
-            yield finding(
-                "embed.layout_mismatch",
-                f"SGLang swaps the target's embedding ({t.V} rows, {target_shape[0]} per rank at TP {tp}) into "
-                f"a draft embedding built for vocab_size {vdraft} ({sharded[0]} per rank) with no shape check: "
-                "the draft's vocab-parallel lookup reads the wrong rows for some tokens, silently; set the "
-                f"draft's vocab_size to {t.V}",
-                engine=NAME,
-                tp=tp,
-                source=(INIT_LM_HEAD, SET_EMBED, VOCAB),
-                target_rows=target_shape[0],
-                draft_rows=sharded[0],
-                draft_vocab_size=vdraft,
-                target_vocab_size=t.V,
-            )
-        elif H == t.H:
-            verdict, note = (
-                "share",
-                f"draft vocab_size {vdraft} > target {t.V}: lookups stay in range at TP 1",
-            )
-    if borrow_head:
-        head = "share"
-    elif d.tie_word_embeddings:
-        head = "tied"
-    else:
-        head = "own" if d.has_lm_head else "none"
+    verdict, note, mismatch = _embed_verdict(run, tp, keeps_own, rows_t, rows_d)
+    if mismatch is not None:
+        yield mismatch
+    head = _head_verdict(ctx.draft, borrow_head)
     if verdict == "share":
-        embed_rows, width = rows_t, t.H
+        embed_rows, width = rows_t, tH
     elif verdict == "own":
         embed_rows, width = rows_d, H
     else:
@@ -332,6 +302,61 @@ def _sharing(run: EngineRun, tp: int, keeps_own: bool, borrow_head: bool) -> Ite
             note,
         )  # fmt: skip
     )
+
+
+def _embed_verdict(
+    run: EngineRun, tp: int, keeps_own: bool, rows_t: int, rows_d: int
+) -> tuple[str, str, Finding | None]:
+    """What ``set_embed`` does with the draft's embedding at TP ``tp`` (``rows_t`` / ``rows_d``:
+    per-rank rows of the target's and of the draft's vocab-parallel layout): the verdict, a note,
+    and ``embed.layout_mismatch`` when the target's embedding is swapped into a draft embedding
+    of another layout (else None)."""
+    d = run.ctx.draft
+    tV, tH = target_vocab_hidden(run.ctx)
+    H = run.get("H")
+    vdraft = run.get("V") or tV
+    if keeps_own:
+        note = "target_hidden_size != hidden_size: set_embed returns early, the draft keeps its own"
+        return ("own" if d.has_embed else "none"), note, None
+    if vdraft == tV and H == tH:
+        return (
+            "share",
+            ("the draft's own embed_tokens is replaced by the target's" if d.has_embed else ""),
+            None,
+        )
+    if H == tH and (tp > 1 or vdraft < tV):
+        mismatch = finding(
+            "embed.layout_mismatch",
+            f"SGLang swaps the target's embedding ({tV} rows, {rows_t} per rank at TP {tp}) into "
+            f"a draft embedding built for vocab_size {vdraft} ({rows_d} per rank) with no shape check: "
+            "the draft's vocab-parallel lookup reads the wrong rows for some tokens, silently; set the "
+            f"draft's vocab_size to {tV}",
+            engine=NAME,
+            tp=tp,
+            source=(INIT_LM_HEAD, SET_EMBED, VOCAB),
+            target_rows=rows_t,
+            draft_rows=rows_d,
+            draft_vocab_size=vdraft,
+            target_vocab_size=tV,
+        )
+        return "error", "", mismatch
+    if H == tH:
+        return (
+            "share",
+            f"draft vocab_size {vdraft} > target {tV}: lookups stay in range at TP 1",
+            None,
+        )
+    return "error", "", None
+
+
+def _head_verdict(d: DraftModel, borrow_head: bool) -> str:
+    """The draft's head: the target's (``share``, when it borrows it), tied to its embedding,
+    its own, or none."""
+    if borrow_head:
+        return "share"
+    if d.tie_word_embeddings:
+        return "tied"
+    return "own" if d.has_lm_head else "none"
 
 
 # --------------------------------------------------------------------------- g. positions

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 
 from recipecli.codes import finding
+from recipecli.draft import DraftModel
 from recipecli.engines.base import (
     EngineRun,
     SharingRow,
@@ -305,28 +306,7 @@ def _sharing(
     rows_d = None if mla else split_rows(vdraft, tp)
     sharded = (rows_d, H) if rows_d else None
     replicated = (pad64(vdraft), H)
-    head_shared = not d.tie_word_embeddings and not d.draft_vocab_size_declared
-    head = (
-        "share"
-        if head_shared
-        else ("own" if d.has_lm_head else ("tied" if d.tie_word_embeddings else "none"))
-    )
-    note = ""
-    if d.target_hidden_size_declared and d.Ht != H:
-        verdict = "own" if d.has_embed else "none"
-        head = "own" if d.has_lm_head else "none"
-        note = "target_hidden_size != hidden_size: set_embed_and_head returns early, shares nothing"
-    elif mla:
-        verdict = "share" if target_shape == replicated else ("own" if d.has_embed else "error")
-        if verdict == "own":
-            note = "MLA draft keeps its own embed_tokens (shapes differ; tokenspeed PR #958)"
-    elif target_shape == sharded:
-        verdict = "share"
-    elif target_shape == replicated:
-        verdict = "share-replicated"
-        note = "draft embedding rebuilt replicated to match the target (tokenspeed PR #837)"
-    else:
-        verdict = "error"
+    verdict, head, note = _verdicts(d, H, (target_shape, sharded, replicated))
     if verdict == "error":
         findings.append(_share_error(run, tp, H, target_shape, sharded, replicated))
     if verdict == "share-replicated" and d.tie_word_embeddings:
@@ -350,6 +330,44 @@ def _sharing(
     row = sharing_row(ctx, NAME, tp, (target_shape, sharded, replicated), verdict, head, embed_rows,
                       1 if mla else tp, width or 0, note)  # fmt: skip
     return row, findings
+
+
+def _verdicts(
+    d: DraftModel,
+    H: int,
+    shapes: tuple[tuple[int, int] | None, tuple[int, int] | None, tuple[int, int]],
+) -> tuple[str, str, str]:
+    """(embedding verdict, head verdict, note) of ``set_embed_and_head`` for the per-rank
+    embedding ``shapes`` (the target's, the draft's sharded and replicated ones; draft hidden
+    ``H``): nothing is shared when ``target_hidden_size`` differs from ``hidden_size``; the MLA
+    draft shares on an exact replicated match; the Llama draft shares a sharded match, rebuilds
+    itself replicated for a replicated target, else ``error``."""
+    target_shape, sharded, replicated = shapes
+    head_shared = not d.tie_word_embeddings and not d.draft_vocab_size_declared
+    head = (
+        "share"
+        if head_shared
+        else ("own" if d.has_lm_head else ("tied" if d.tie_word_embeddings else "none"))
+    )
+    if d.target_hidden_size_declared and d.Ht != H:
+        return (
+            "own" if d.has_embed else "none",
+            "own" if d.has_lm_head else "none",
+            "target_hidden_size != hidden_size: set_embed_and_head returns early, shares nothing",
+        )
+    if d.attention == "MLA":
+        verdict = "share" if target_shape == replicated else ("own" if d.has_embed else "error")
+        note = "MLA draft keeps its own embed_tokens (shapes differ; tokenspeed PR #958)"
+        return verdict, head, note if verdict == "own" else ""
+    if target_shape == sharded:
+        return "share", head, ""
+    if target_shape == replicated:
+        return (
+            "share-replicated",
+            head,
+            "draft embedding rebuilt replicated to match the target (tokenspeed PR #837)",
+        )
+    return "error", head, ""
 
 
 def _share_error(
