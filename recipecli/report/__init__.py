@@ -19,8 +19,9 @@ modules, in the direction of their imports:
 - :mod:`~recipecli.report.change`: the change column (:func:`describe_change`).
 - :mod:`~recipecli.report.rows`: the table rows and their cells (per-GPU throughput,
   completed / failed, lm-eval scores).
-- :mod:`~recipecli.report.notes`: the diagnostics (:data:`NOTE_CODES`, the thresholds,
-  :func:`diagnose`).
+- :mod:`~recipecli.report.note_codes`: the notes' codes (:data:`NOTE_CODES`) and sources;
+  :mod:`~recipecli.report.acceptance`: the speculative-decoding notes and their thresholds;
+  :mod:`~recipecli.report.notes`: every note of a report (:func:`diagnose`).
 - :mod:`~recipecli.report.result`: :class:`Report`, its JSON form and its markdown table.
 - :mod:`~recipecli.report.compare`: :func:`build_report` (runs → report) and
   :func:`load_report` (files → report, the library entry of `recipecli report`).
@@ -31,6 +32,13 @@ Every name below is importable from ``recipecli.report`` as before the split.
 
 from __future__ import annotations
 
+from recipecli.report.acceptance import (
+    ACCEPTANCE_COLLAPSE_RATE,
+    ACCEPTANCE_CONFOUND_PP,
+    ACCEPTANCE_LENGTH_NOTE,
+    COLLAPSE_CAUSES,
+    speculative_tokens,
+)
 from recipecli.report.change import Change, describe_change
 from recipecli.report.compare import build_report, load_report
 from recipecli.report.inputs import (
@@ -58,19 +66,8 @@ from recipecli.report.metrics import (
     Significance,
     Verdict,
 )
-from recipecli.report.notes import (
-    ACCEPTANCE_COLLAPSE_RATE,
-    ACCEPTANCE_CONFOUND_PP,
-    ACCEPTANCE_LENGTH_NOTE,
-    COLLAPSE_CAUSES,
-    NOTE_CODES,
-    SRC_ACCEPT,
-    SRC_BENCH,
-    SRC_CONFOUND,
-    SRC_NOISE,
-    diagnose,
-    speculative_tokens,
-)
+from recipecli.report.note_codes import NOTE_CODES, SRC_ACCEPT, SRC_BENCH, SRC_CONFOUND, SRC_NOISE
+from recipecli.report.notes import diagnose
 from recipecli.report.plot import (
     PLOT_COLOURS,
     _plot_title,  # noqa: F401 (private; tests/report/test_report_plot.py imports it from here)

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from recipecli.errors import ReportError, UsageError
+from recipecli.report.acceptance import _fmt_k, speculative_tokens
 from recipecli.report.inputs import (
     BenchRun,
     EvalRun,
@@ -15,7 +16,7 @@ from recipecli.report.inputs import (
     load_eval_run,
 )
 from recipecli.report.metrics import DEFAULT_LABELS
-from recipecli.report.notes import _fmt_k, diagnose, speculative_tokens
+from recipecli.report.notes import diagnose
 from recipecli.report.result import Report
 from recipecli.report.rows import Row, _eval_rows, _requests_row, metric_rows
 from recipecli.report.workload import WorkloadDifference, compare_workloads, workload_of

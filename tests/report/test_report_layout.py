@@ -1,6 +1,7 @@
 """The modules of recipecli/report/ import one another in one direction (ast, no import).
 
-metrics -> stats -> inputs -> workload -> change -> rows -> notes -> result -> compare -> plot:
+metrics -> stats -> inputs -> workload -> change -> rows -> note_codes -> acceptance -> notes ->
+result -> compare -> plot:
 a module imports only modules before it; none imports click or recipecli.output (the report
 library is used by commands and by docsgen alike, and must stay click-free).
 """
@@ -21,6 +22,8 @@ ORDER = [
     "workload",
     "change",
     "rows",
+    "note_codes",
+    "acceptance",
     "notes",
     "result",
     "compare",
