@@ -13,6 +13,10 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 
 
+# building the wheel takes 5-10 s
+pytestmark = pytest.mark.slow
+
+
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("wheel")
@@ -58,6 +62,18 @@ def test_wheel_has_kernels_templates_and_data(wheel_names):
     assert "recipecli/data/examples/llama3.1-8b-instruct.target.json" in wheel_names
     assert "recipecli/data/examples/eagle3-llama3.1-instruct-8b.draft.json" in wheel_names
     assert "recipecli/data/recipes/minimax-m3-eagle3.yaml" in wheel_names
+
+
+def test_wheel_has_every_engine_folders_data(wheel_names):
+    # each engine folder ships its extracted data and flag catalog, named from its pin
+    # (recipecli/engines/<engine>/data/); transformers' defaults are shared data
+    from recipecli.engines import engine_specs
+
+    for spec in engine_specs():
+        folder = spec.home.replace(".", "/") + "/data/"
+        assert folder + spec.pin.data_file in wheel_names
+        assert folder + spec.pin.catalog_file in wheel_names
+        assert f"recipecli/data/transformers/{spec.pin.transformers_file}" in wheel_names
 
 
 def test_wheel_installs_no_top_level_kernels_or_templates(wheel_names):
