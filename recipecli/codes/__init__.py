@@ -29,7 +29,7 @@ from recipecli.codes import report as _report
 from recipecli.codes.spec import Code
 from recipecli.findings import SEVERITIES, Finding, Severity
 
-__all__ = ["ALIASES", "CATALOG", "CODES", "Code", "catalog_code", "entry", "finding"]
+__all__ = ["ALIASES", "CATALOG", "Code", "catalog_code", "entry", "finding"]
 
 _ENTRIES: tuple[Code, ...] = (*_check.ENTRIES, *_lint.ENTRIES, *_report.ENTRIES)
 
@@ -37,8 +37,6 @@ _ENTRIES: tuple[Code, ...] = (*_check.ENTRIES, *_lint.ENTRIES, *_report.ENTRIES)
 #: docs/engines/codes.md lists them).
 CATALOG: Mapping[str, Code] = {c.code: c for c in _ENTRIES}
 
-#: Backwards-compatible name: the same mapping as :data:`CATALOG`.
-CODES: Mapping[str, Code] = CATALOG
 
 #: old code -> current code (none renamed yet).
 ALIASES: Mapping[str, str] = {}

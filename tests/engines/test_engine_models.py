@@ -132,12 +132,12 @@ def test_engine_data_facts_read_by_hand():
 
 def test_every_emitted_code_is_in_the_catalog():
     from recipecli.check import RULES, SUMMARY_CODES
-    from recipecli.codes import CODES, catalog_code
+    from recipecli.codes import CATALOG, catalog_code
     from recipecli.engines import engine_models
 
     emitted = {c for r in RULES for c in r.codes} | set(SUMMARY_CODES)
     emitted |= {c for m in engine_models() for s in m.steps for c in s.codes}
-    missing = sorted(c for c in emitted if catalog_code(c.replace("*", "<role>")) not in CODES)
+    missing = sorted(c for c in emitted if catalog_code(c.replace("*", "<role>")) not in CATALOG)
     assert missing == []
 
 
