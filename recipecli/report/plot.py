@@ -190,9 +190,20 @@ class _Bars:
     whisker: list[int]
 
 
+def _relative_percent(row: Row) -> float:
+    """The relative change of ``row`` in percent, the length of its bar.
+
+    Raises:
+        ValueError: the row has none (:func:`plot_rows` keeps only rows that have one).
+    """
+    if row.change.relative is None:
+        raise ValueError(f"{row.label}: no relative change to plot")
+    return row.change.relative * 100
+
+
 def _bars(rows: list[Row]) -> _Bars:
     """The bars of ``rows`` (every row has a relative change; see :func:`plot_rows`)."""
-    values = [r.change.relative * 100 for r in rows]  # type: ignore[operator]
+    values = [_relative_percent(r) for r in rows]
     cols = [
         PLOT_COLOURS[(r.change.favourable, r.change.significance == "significant")] for r in rows
     ]
