@@ -29,38 +29,44 @@ Example::
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Final, Literal, overload
 
 import torch
 
 from .rmsnorm_guards import recipecli_guard
 from .rmsnorm_ref import CONVENTION_NAMES, _check_convention, rmsnorm_ref
 
-PATH_TRITON = "triton"
-PATH_REFERENCE = "reference"
-PATH_EMPTY = "empty"
+if TYPE_CHECKING:
+    from .rmsnorm_triton import Launch
+
+PATH_TRITON: Final = "triton"
+PATH_REFERENCE: Final = "reference"
+PATH_EMPTY: Final = "empty"
+
+#: Which path ran: ``"triton"``, ``"reference"`` or ``"empty"`` (N == 0, nothing launched).
+Path = Literal["triton", "reference", "empty"]
+#: The two outputs of :func:`dual_rmsnorm_concat` given as a pair of [N, d1] / [N, d2] views.
+DualOut = tuple[torch.Tensor, torch.Tensor]
+#: A tensor's (shape, strides, dtype, device): what a cached plan is keyed by.
+Desc = tuple[torch.Size, tuple[int, ...], torch.dtype, torch.device]
 
 #: Cached (plan, reasons) per tensor description: plan is a Launch, or None = reference path.
-_PLANS: dict[tuple, tuple[Any, list[str]]] = {}
+_PLANS: dict[tuple[object, ...], tuple[Launch | None, list[str]]] = {}
 _PLANS_MAX = 4096
 #: The hot path of the common call (``out=None``, kernel eligible): flat description -> Launch.
-_FAST_DUAL: dict[tuple, Any] = {}
-_FAST_GROUPED: dict[tuple, Any] = {}
+_FAST_DUAL: dict[tuple[object, ...], Launch] = {}
+_FAST_GROUPED: dict[tuple[object, ...], Launch] = {}
 
 _compiling = torch.compiler.is_compiling
 
 
-def _kernels():
-    from . import rmsnorm_triton
-
-    return rmsnorm_triton
-
-
-def _desc(t: torch.Tensor) -> tuple:
+def _desc(t: torch.Tensor) -> Desc:
     return (t.shape, t.stride(), t.dtype, t.device)
 
 
-def _remember(key: tuple, value: tuple[Any, list[str]]) -> tuple[Any, list[str]]:
+def _remember(
+    key: tuple[object, ...], value: tuple[Launch | None, list[str]]
+) -> tuple[Launch | None, list[str]]:
     if len(_PLANS) >= _PLANS_MAX:
         clear_cache()
     _PLANS[key] = value
@@ -74,17 +80,20 @@ def clear_cache() -> None:
     _FAST_GROUPED.clear()
 
 
-def _flat(t: torch.Tensor) -> tuple:
+def _flat(t: torch.Tensor) -> Desc:
     return (t.shape, t.stride(), t.dtype, t.device)
 
 
-def _dual_plan(a, b, w1, w2, out1, out2, o2_off: int, convention: str, key: tuple):
+def _dual_plan(a: torch.Tensor, b: torch.Tensor, w1: torch.Tensor, w2: torch.Tensor,
+               out1: torch.Tensor, out2: torch.Tensor, o2_off: int, convention: str,
+               key: tuple[object, ...]) -> tuple[Launch | None, list[str]]:  # fmt: skip
     ok, reasons = recipecli_guard([a, b], [w1, w2], [out1, out2])
     if ok and (not w1.is_contiguous() or not w2.is_contiguous()):
         ok, reasons = False, ["a weight is not contiguous"]
     plan = None
     if ok:
-        K = _kernels()
+        from . import rmsnorm_triton as K
+
         n, d1, d2 = a.shape[0], a.shape[1], b.shape[1]
         strides = (a.stride(0), b.stride(0), out1.stride(0), out2.stride(0))
         plan = K.dual_plan(n, d1, d2, strides, o2_off, a.element_size(), a.get_device(),
@@ -92,9 +101,13 @@ def _dual_plan(a, b, w1, w2, out1, out2, o2_off: int, convention: str, key: tupl
     return _remember(key, (plan, reasons))
 
 
-def _dual_traced(a, b, w1, w2, eps1, eps2, out, convention: str):
+def _dual_traced(a: torch.Tensor, b: torch.Tensor, w1: torch.Tensor, w2: torch.Tensor,
+                 eps1: float, eps2: float, out: torch.Tensor | DualOut | None,
+                 convention: str) -> torch.Tensor | DualOut:  # fmt: skip
     """While Dynamo traces: the registered op (no graph break), copied into ``out`` if given."""
-    res = torch.ops.recipecli.dual_rmsnorm_concat(a, b, w1, w2, eps1, eps2, convention)
+    res: torch.Tensor = torch.ops.recipecli.dual_rmsnorm_concat(
+        a, b, w1, w2, eps1, eps2, convention
+    )
     if out is None:
         return res
     d1 = a.shape[-1]
@@ -105,7 +118,9 @@ def _dual_traced(a, b, w1, w2, eps1, eps2, out, convention: str):
     return out
 
 
-def _dual_buffer_plan(a, b, w1, w2, out, okey, convention: str):
+def _dual_buffer_plan(a: torch.Tensor, b: torch.Tensor, w1: torch.Tensor, w2: torch.Tensor,
+                      out: torch.Tensor, okey: Desc | None,
+                      convention: str) -> tuple[Launch | None, list[str]]:  # fmt: skip
     """The cached (plan, reasons) for one [N, d1+d2] output (``okey`` None: a new tensor)."""
     key = (_desc(a), _desc(b), _desc(w1), _desc(w2), okey, convention)
     hit = _PLANS.get(key)
@@ -115,12 +130,72 @@ def _dual_buffer_plan(a, b, w1, w2, out, okey, convention: str):
     return hit
 
 
-def _dual_pair_plan(a, b, w1, w2, out1, out2, convention: str):
+def _dual_pair_plan(a: torch.Tensor, b: torch.Tensor, w1: torch.Tensor, w2: torch.Tensor,
+                    out1: torch.Tensor, out2: torch.Tensor,
+                    convention: str) -> tuple[Launch | None, list[str]]:  # fmt: skip
     """The cached (plan, reasons) for outputs given as a pair of [N, d1] / [N, d2] views."""
     key = (_desc(a), _desc(b), _desc(w1), _desc(w2), _desc(out1), _desc(out2), convention)
     return _PLANS.get(key) or _dual_plan(a, b, w1, w2, out1, out2, 0, convention, key)
 
 
+def _dual_into_buffer(a: torch.Tensor, b: torch.Tensor, w1: torch.Tensor, w2: torch.Tensor,
+                      eps1: float, eps2: float, out: torch.Tensor | None, n: int, d1: int, d2: int,
+                      convention: str) -> tuple[torch.Tensor, Path, list[str]]:  # fmt: skip
+    """:func:`dual_rmsnorm_concat` into one [N, d1+d2] tensor (``out`` None: a new one)."""
+    if out is None:
+        out = a.new_empty((n, d1 + d2))
+        okey = None
+    elif tuple(out.shape) != (n, d1 + d2):
+        raise ValueError(f"out must be [{n}, {d1 + d2}], got {tuple(out.shape)}")
+    else:
+        okey = _desc(out)
+    if n == 0:
+        return out, PATH_EMPTY, []
+    plan, reasons = _dual_buffer_plan(a, b, w1, w2, out, okey, convention)
+    if plan is not None:
+        plan.dual(a, b, w1, w2, out, eps1, eps2)
+        if okey is None:
+            plan.out_shape = (n, d1 + d2)
+            fast_key = (*_flat(a), *_flat(b), *_flat(w1), *_flat(w2), convention)
+            _FAST_DUAL[fast_key] = plan
+        return out, PATH_TRITON, reasons
+    out[:, :d1].copy_(rmsnorm_ref(a, w1, eps1, convention))
+    out[:, d1:].copy_(rmsnorm_ref(b, w2, eps2, convention))
+    return out, PATH_REFERENCE, reasons
+
+
+def _dual_into_pair(a: torch.Tensor, b: torch.Tensor, w1: torch.Tensor, w2: torch.Tensor,
+                    eps1: float, eps2: float, out: DualOut, n: int,
+                    convention: str) -> tuple[DualOut, Path, list[str]]:  # fmt: skip
+    """:func:`dual_rmsnorm_concat` into a pair of [N, d1] / [N, d2] views."""
+    out1, out2 = out
+    result = (out1, out2)
+    if n == 0:
+        return result, PATH_EMPTY, []
+    plan, reasons = _dual_pair_plan(a, b, w1, w2, out1, out2, convention)
+    if plan is not None:
+        plan((a, b, w1, w2, out1, out2), (eps1, eps2))
+        return result, PATH_TRITON, reasons
+    out1.copy_(rmsnorm_ref(a, w1, eps1, convention))
+    out2.copy_(rmsnorm_ref(b, w2, eps2, convention))
+    return result, PATH_REFERENCE, reasons
+
+
+@overload
+def dual_rmsnorm_concat(
+    a: torch.Tensor, b: torch.Tensor, w1: torch.Tensor, w2: torch.Tensor, eps1: float, eps2: float,
+    *, out: torch.Tensor | None = None, convention: str = "hf", return_path: Literal[False] = False,
+) -> torch.Tensor: ...  # fmt: skip
+@overload
+def dual_rmsnorm_concat(
+    a: torch.Tensor, b: torch.Tensor, w1: torch.Tensor, w2: torch.Tensor, eps1: float, eps2: float,
+    *, out: DualOut, convention: str = "hf", return_path: Literal[False] = False,
+) -> DualOut: ...  # fmt: skip
+@overload
+def dual_rmsnorm_concat(
+    a: torch.Tensor, b: torch.Tensor, w1: torch.Tensor, w2: torch.Tensor, eps1: float, eps2: float,
+    *, out: torch.Tensor | DualOut | None = None, convention: str = "hf", return_path: Literal[True],
+) -> tuple[torch.Tensor | DualOut, Path, list[str]]: ...  # fmt: skip
 def dual_rmsnorm_concat(
     a: torch.Tensor,
     b: torch.Tensor,
@@ -129,10 +204,10 @@ def dual_rmsnorm_concat(
     eps1: float,
     eps2: float,
     *,
-    out: torch.Tensor | tuple[torch.Tensor, torch.Tensor] | None = None,
+    out: torch.Tensor | DualOut | None = None,
     convention: str = "hf",
     return_path: bool = False,
-) -> Any:
+) -> torch.Tensor | DualOut | tuple[torch.Tensor | DualOut, Path, list[str]]:
     """``cat([rmsnorm(a, w1, eps1), rmsnorm(b, w2, eps2)], -1)`` in one launch when possible.
 
     Args:
@@ -157,7 +232,7 @@ def dual_rmsnorm_concat(
         plan = _FAST_DUAL.get((a.shape, a.stride(), a.dtype, a.device, b.shape, b.stride(), b.dtype,
                                b.device, w1.shape, w1.stride(), w1.dtype, w1.device, w2.shape,
                                w2.stride(), w2.dtype, w2.device, convention))  # fmt: skip
-        if plan is not None and not _compiling():
+        if plan is not None and plan.out_shape is not None and not _compiling():
             res = a.new_empty(plan.out_shape)
             plan.dual(a, b, w1, w2, res, eps1, eps2)
             return res
@@ -166,62 +241,100 @@ def dual_rmsnorm_concat(
     if _compiling() and not return_path:
         return _dual_traced(a, b, w1, w2, eps1, eps2, out, convention)
     n, d1, d2 = a.shape[0], a.shape[-1], b.shape[-1]
+    ran: tuple[torch.Tensor | DualOut, Path, list[str]]
     if out is None or isinstance(out, torch.Tensor):
-        if out is None:
-            out = a.new_empty((n, d1 + d2))
-            okey = None
-        elif tuple(out.shape) != (n, d1 + d2):
-            raise ValueError(f"out must be [{n}, {d1 + d2}], got {tuple(out.shape)}")
-        else:
-            okey = _desc(out)
-        result: Any = out
-        if n == 0:
-            return (result, PATH_EMPTY, []) if return_path else result
-        plan, reasons = _dual_buffer_plan(a, b, w1, w2, out, okey, convention)
-        if plan is not None:
-            plan.dual(a, b, w1, w2, out, eps1, eps2)
-            if okey is None:
-                plan.out_shape = (n, d1 + d2)
-                _FAST_DUAL[(*_flat(a), *_flat(b), *_flat(w1), *_flat(w2), convention)] = plan
-            return (result, PATH_TRITON, reasons) if return_path else result
-        out1, out2 = out[:, :d1], out[:, d1:]
+        ran = _dual_into_buffer(a, b, w1, w2, eps1, eps2, out, n, d1, d2, convention)
     else:
-        out1, out2 = out
-        result = (out1, out2)
-        if n == 0:
-            return (result, PATH_EMPTY, []) if return_path else result
-        plan, reasons = _dual_pair_plan(a, b, w1, w2, out1, out2, convention)
-        if plan is not None:
-            plan((a, b, w1, w2, out1, out2), (eps1, eps2))
-            return (result, PATH_TRITON, reasons) if return_path else result
-    out1.copy_(rmsnorm_ref(a, w1, eps1, convention))
-    out2.copy_(rmsnorm_ref(b, w2, eps2, convention))
-    return (result, PATH_REFERENCE, reasons) if return_path else result
+        ran = _dual_into_pair(a, b, w1, w2, eps1, eps2, out, n, convention)
+    return ran if return_path else ran[0]
 
 
-def _grouped_plan(x, ws, out, k: int, h: int, convention: str, key: tuple):
+def _grouped_plan(x: torch.Tensor, ws: torch.Tensor | tuple[torch.Tensor, ...], out: torch.Tensor,
+                  k: int, h: int, convention: str,
+                  key: tuple[object, ...]) -> tuple[Launch | None, list[str]]:  # fmt: skip
     chunks = [x[:, i * h : (i + 1) * h] for i in range(k)]
     out_chunks = [out[:, i * h : (i + 1) * h] for i in range(k)]
-    weights = list(ws) if isinstance(ws, torch.Tensor) else ws
-    ok, reasons = recipecli_guard(chunks, weights, out_chunks)
-    stacked = isinstance(ws, torch.Tensor)
+    ok, reasons = recipecli_guard(chunks, list(ws), out_chunks)
     if ok:
-        if stacked and h > 1 and ws.stride(1) != 1:
-            ok, reasons = False, ["the stacked weights' last dim is not contiguous"]
-        elif not stacked and (
-            len(ws) > _kernels().MAX_CHUNKS
-            or any(not w.is_contiguous() or w.dtype != ws[0].dtype for w in ws)
-        ):
-            ok, reasons = False, ["separate weights must be contiguous, of one dtype, at most 8"]
+        if isinstance(ws, torch.Tensor):
+            if h > 1 and ws.stride(1) != 1:
+                ok, reasons = False, ["the stacked weights' last dim is not contiguous"]
+        else:
+            from . import rmsnorm_triton as K
+
+            if len(ws) > K.MAX_CHUNKS or any(
+                not w.is_contiguous() or w.dtype != ws[0].dtype for w in ws
+            ):
+                reasons = ["separate weights must be contiguous, of one dtype, at most 8"]
+                ok = False
     plan = None
     if ok:
-        plan = _kernels().grouped_plan(
-            x.shape[0], k, h, (x.stride(0), out.stride(0)), ws.stride(0) if stacked else h,
-            stacked, x.element_size(), x.get_device(), convention=convention,
+        from . import rmsnorm_triton as K
+
+        stacked = isinstance(ws, torch.Tensor)
+        plan = K.grouped_plan(
+            x.shape[0], k, h, (x.stride(0), out.stride(0)),
+            ws.stride(0) if isinstance(ws, torch.Tensor) else h, stacked, x.element_size(),
+            x.get_device(), convention=convention,
         )  # fmt: skip
     return _remember(key, (plan, reasons))
 
 
+def _grouped_weights(
+    x: torch.Tensor, weights: Sequence[torch.Tensor] | torch.Tensor
+) -> tuple[torch.Tensor | tuple[torch.Tensor, ...], int, int]:
+    """``(weights, k, H)``: a [k, H] tensor as is, separate [H] weights as a tuple, checked."""
+    ws = weights if isinstance(weights, torch.Tensor) else tuple(weights)
+    if isinstance(ws, torch.Tensor):
+        if ws.dim() != 2 or ws.shape[0] < 1:
+            raise ValueError(f"weights must be [k, H] or k tensors of [H], got {tuple(ws.shape)}")
+        k, h = ws.shape
+    else:
+        k, h = len(ws), (ws[0].shape[-1] if ws else 0)
+    if k < 1 or x.shape[-1] != k * h:
+        raise ValueError(f"x {tuple(x.shape)} is not k={k} chunks of the weights' width {h}")
+    return ws, k, h
+
+
+def _grouped_run(x: torch.Tensor, ws: torch.Tensor | tuple[torch.Tensor, ...], k: int, h: int,
+                 eps: float, out: torch.Tensor | None, fkey: tuple[object, ...] | None,
+                 convention: str) -> tuple[torch.Tensor, Path, list[str]]:  # fmt: skip
+    """:func:`grouped_rmsnorm` outside tracing: the cached plan's launch, or the reference."""
+    if out is None:
+        out = x.new_empty(x.shape)
+        okey = None
+    elif tuple(out.shape) != tuple(x.shape):
+        raise ValueError(f"out must be {tuple(x.shape)}, got {tuple(out.shape)}")
+    else:
+        okey = _desc(out)
+    if x.shape[0] == 0:
+        return out, PATH_EMPTY, []
+    wkey = _desc(ws) if isinstance(ws, torch.Tensor) else tuple(map(_desc, ws))
+    key = (_desc(x), wkey, okey, convention)
+    hit = _PLANS.get(key) or _grouped_plan(x, ws, out, k, h, convention, key)
+    plan, reasons = hit
+    if plan is not None:
+        plan((x, out, ws) if isinstance(ws, torch.Tensor) else (x, out, *ws), (eps,))
+        if okey is None and fkey is not None:
+            _FAST_GROUPED[fkey] = plan
+        return out, PATH_TRITON, reasons
+    for i in range(k):
+        out[:, i * h : (i + 1) * h].copy_(
+            rmsnorm_ref(x[:, i * h : (i + 1) * h], ws[i], eps, convention)
+        )
+    return out, PATH_REFERENCE, reasons
+
+
+@overload
+def grouped_rmsnorm(
+    x: torch.Tensor, weights: Sequence[torch.Tensor] | torch.Tensor, eps: float, *,
+    out: torch.Tensor | None = None, convention: str = "hf", return_path: Literal[False] = False,
+) -> torch.Tensor: ...  # fmt: skip
+@overload
+def grouped_rmsnorm(
+    x: torch.Tensor, weights: Sequence[torch.Tensor] | torch.Tensor, eps: float, *,
+    out: torch.Tensor | None = None, convention: str = "hf", return_path: Literal[True],
+) -> tuple[torch.Tensor, Path, list[str]]: ...  # fmt: skip
 def grouped_rmsnorm(
     x: torch.Tensor,
     weights: Sequence[torch.Tensor] | torch.Tensor,
@@ -230,7 +343,7 @@ def grouped_rmsnorm(
     out: torch.Tensor | None = None,
     convention: str = "hf",
     return_path: bool = False,
-) -> Any:
+) -> torch.Tensor | tuple[torch.Tensor, Path, list[str]]:
     """Normalise each of the k chunks of ``x`` with its own weight (Eagle 3.1 ``fc_norm``), one launch.
 
     lightseekorg/tokenspeed PR #837 fuses these in pairs (``FusedRMSNorm``) plus one lone launch
@@ -251,55 +364,24 @@ def grouped_rmsnorm(
     Raises:
         ValueError: unknown convention, or widths that are not k chunks of H.
     """
+    fkey: tuple[object, ...] | None = None
     if out is None and not return_path and type(weights) in (list, tuple):
-        fkey: tuple | None = (x.shape, x.stride(), x.dtype, x.device, convention,
-                              *[d for w in weights for d in (w.shape, w.stride(), w.dtype, w.device)])  # fmt: skip
+        fkey = (x.shape, x.stride(), x.dtype, x.device, convention,
+                *[d for w in weights for d in (w.shape, w.stride(), w.dtype, w.device)])  # fmt: skip
         plan = _FAST_GROUPED.get(fkey)
         if plan is not None and not _compiling():
             res = x.new_empty(x.shape)
             plan((x, res, *weights), (eps,))
             return res
-    else:
-        fkey = None
     if convention not in CONVENTION_NAMES:
         _check_convention(convention)
-    stacked = isinstance(weights, torch.Tensor)
-    ws = weights if stacked else tuple(weights)
-    if stacked:
-        if ws.dim() != 2 or ws.shape[0] < 1:
-            raise ValueError(f"weights must be [k, H] or k tensors of [H], got {tuple(ws.shape)}")
-        k, h = ws.shape
-    else:
-        k, h = len(ws), (ws[0].shape[-1] if ws else 0)
-    if k < 1 or x.shape[-1] != k * h:
-        raise ValueError(f"x {tuple(x.shape)} is not k={k} chunks of the weights' width {h}")
+    ws, k, h = _grouped_weights(x, weights)
     if _compiling() and not return_path:
-        w = ws if stacked else torch.stack(list(ws))
-        res = torch.ops.recipecli.grouped_rmsnorm(x, w, eps, convention)
-        return res if out is None else out.copy_(res)
-    if out is None:
-        out = x.new_empty(x.shape)
-        okey = None
-    elif tuple(out.shape) != tuple(x.shape):
-        raise ValueError(f"out must be {tuple(x.shape)}, got {tuple(out.shape)}")
-    else:
-        okey = _desc(out)
-    if x.shape[0] == 0:
-        return (out, PATH_EMPTY, []) if return_path else out
-    wkey = _desc(ws) if stacked else tuple(map(_desc, ws))
-    key = (_desc(x), wkey, okey, convention)
-    hit = _PLANS.get(key) or _grouped_plan(x, ws, out, k, h, convention, key)
-    plan, reasons = hit
-    if plan is not None:
-        plan((x, out, ws) if stacked else (x, out, *ws), (eps,))
-        if okey is None and fkey is not None:
-            _FAST_GROUPED[fkey] = plan
-        return (out, PATH_TRITON, reasons) if return_path else out
-    for i in range(k):
-        out[:, i * h : (i + 1) * h].copy_(
-            rmsnorm_ref(x[:, i * h : (i + 1) * h], ws[i], eps, convention)
-        )
-    return (out, PATH_REFERENCE, reasons) if return_path else out
+        w = ws if isinstance(ws, torch.Tensor) else torch.stack(list(ws))
+        traced: torch.Tensor = torch.ops.recipecli.grouped_rmsnorm(x, w, eps, convention)
+        return traced if out is None else out.copy_(traced)
+    ran = _grouped_run(x, ws, k, h, eps, out, fkey, convention)
+    return ran if return_path else ran[0]
 
 
 # ---------------------------------------------------------------- torch.library registration
@@ -344,13 +426,14 @@ def _traceable_dual(
             out[:, :d1].copy_(rmsnorm_ref(a, w1, eps1, convention))
             out[:, d1:].copy_(rmsnorm_ref(b, w2, eps2, convention))
         return out
-    K = _kernels()
+    from . import rmsnorm_triton as K
+
     p = K.dual_plan(n, d1, d2, (a.stride(0), b.stride(0), d1 + d2, d1 + d2), d1,
                     a.element_size(), -1, convention=convention, pdl=False)  # fmt: skip
     # out2 is addressed from out1 (O2_IN_O1): passing one buffer twice would make Inductor's
     # functionalisation treat the two as separate mutations and keep only one of them
     consts = dict(p.consts, PDL=False, O2_IN_O1=True)
-    wrap_triton(K._dual_rmsnorm_kernel)[(p.grid0,)](
+    wrap_triton(p.kernel)[(p.grid0,)](
         a, b, w1, w2, out, b, *p.static, float(eps1), float(eps2), **consts, num_warps=p.num_warps
     )
     return out
@@ -373,11 +456,12 @@ def _traceable_grouped(
         for i in range(k if n else 0):
             out[:, i * h : (i + 1) * h].copy_(rmsnorm_ref(chunks[i], weights[i], eps, convention))
         return out
-    K = _kernels()
+    from . import rmsnorm_triton as K
+
     p = K.grouped_plan(n, k, h, (x.stride(0), k * h), weights.stride(0), True, x.element_size(),
                        -1, convention=convention, pdl=False)  # fmt: skip
     consts = dict(p.consts, PDL=False)
-    wrap_triton(K._grouped_rmsnorm_kernel)[(p.grid0,)](
+    wrap_triton(p.kernel)[(p.grid0,)](
         x, out, *(weights,) * (K.MAX_CHUNKS), *p.static, float(eps), **consts,
         num_warps=p.num_warps,
     )  # fmt: skip
@@ -407,11 +491,12 @@ def _register() -> str:
     g = lib.custom_op("recipecli::grouped_rmsnorm", mutates_args=())(_grouped_impl)
 
     @d.register_fake
-    def _(a, b, w1, w2, eps1, eps2, convention):
+    def _(a: torch.Tensor, b: torch.Tensor, w1: torch.Tensor, w2: torch.Tensor, eps1: float,
+          eps2: float, convention: str) -> torch.Tensor:  # fmt: skip
         return a.new_empty((a.shape[0], a.shape[-1] + b.shape[-1]))
 
     @g.register_fake
-    def _(x, weights, eps, convention):
+    def _(x: torch.Tensor, weights: torch.Tensor, eps: float, convention: str) -> torch.Tensor:
         return x.new_empty(x.shape)
 
     return "custom_op"

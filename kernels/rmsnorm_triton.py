@@ -40,7 +40,8 @@ Raises nothing itself; shape errors surface as ``ValueError`` from the launchers
 from __future__ import annotations
 
 import functools
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import triton
 
@@ -51,6 +52,11 @@ from .rmsnorm_kernels import (
     _dual_rmsnorm_kernel,
     _grouped_rmsnorm_kernel,
 )
+from .rmsnorm_types import DualConsts, EvictHint, GroupedConsts, LaunchTensor, Tuning
+from .triton_jit import JITKernel, is_compiled
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 __all__ = [
     "CONVENTIONS",
@@ -198,7 +204,7 @@ def _sm_count(device_index: int) -> int:
     return int(torch.cuda.get_device_properties(device_index).multi_processor_count)
 
 
-def _device_index(t: Any) -> int:
+def _device_index(t: object) -> int:
     """CUDA device index of a tensor (-1 for CPU / host tensors)."""
     get = getattr(t, "get_device", None)
     return int(get()) if get is not None else -1
@@ -220,7 +226,7 @@ def _grid(n_tiles: int, persistent: int | None, device_index: int) -> int:
     return max(1, min(n_tiles, per))
 
 
-def _check_row_major(t: Any, name: str) -> None:
+def _check_row_major(t: LaunchTensor, name: str) -> None:
     if t.dim() != 2:
         raise ValueError(f"{name} must be 2-D [N, width], got shape {tuple(t.shape)}")
     if t.shape[1] > 1 and t.stride(1) != 1:
@@ -230,7 +236,7 @@ def _check_row_major(t: Any, name: str) -> None:
 # ---------------------------------------------------------------- launching
 
 
-_RAW_STREAM: Any = None
+_RAW_STREAM: Callable[[int], int] | None = None
 
 
 def _stream(device_index: int) -> int:
@@ -246,7 +252,7 @@ def _stream(device_index: int) -> int:
 _RUNTIME_KNOBS: Any = getattr(getattr(triton, "knobs", None), "runtime", None)
 
 
-def _enter_hook() -> Any:
+def _enter_hook() -> object:
     """Triton's launch-enter hook when one is installed (a profiler), else None.
 
     Triton 3.6 keeps the hooks in a ``HookChain`` that is never None: it counts as installed
@@ -265,6 +271,11 @@ def _enter_hook() -> Any:
 #: launch_cooperative_grid, launch_pdl, global_scratch, profile_scratch, packed_metadata,
 #: launch_metadata, enter_hook, exit_hook, *args)``); others go through ``CompiledKernel.run``.
 _DIRECT_C_LAUNCH = ("3.6.",)
+
+#: A compiled specialisation (``CompiledKernel.run``, ``.function``, ``.packed_metadata``), and
+#: the hot path's (launcher, function, cooperative-grid flag, PDL flag, packed metadata).
+_Hit = tuple[Callable[..., object], object, object]
+_Fast = tuple[Callable[..., object], object, object, object, object]
 
 
 class Launch:
@@ -288,22 +299,24 @@ class Launch:
     __slots__ = ("kernel", "grid0", "static", "consts", "cvals", "opts", "dev", "_compiled",
                  "_fast", "n_pad", "pad_src", "_zeros", "out_shape")  # fmt: skip
 
-    def __init__(self, kernel: Any, grid0: int, static: tuple, consts: dict, num_warps: int,
-                 pdl: bool, device_index: int, n_pad: int = 0, pad_src: int = 0) -> None:  # fmt: skip
+    def __init__(self, kernel: JITKernel[..., None], grid0: int, static: tuple[int | float, ...],
+                 consts: DualConsts | GroupedConsts, num_warps: int, pdl: bool, device_index: int,
+                 n_pad: int = 0, pad_src: int = 0) -> None:  # fmt: skip
         self.kernel, self.grid0, self.static, self.consts = kernel, grid0, static, consts
         self.cvals = tuple(consts.values())
-        self.opts = {"num_warps": num_warps, **({"launch_pdl": True} if pdl else {})}
+        self.opts: dict[str, int] = {"num_warps": num_warps,
+                                     **({"launch_pdl": True} if pdl else {})}  # fmt: skip
         self.dev = device_index
-        self._compiled: dict[tuple, tuple] = {}
-        self._fast: tuple | None = None
+        self._compiled: dict[tuple[bool, ...], _Hit] = {}
+        self._fast: _Fast | None = None
         self.n_pad, self.pad_src, self._zeros = n_pad, pad_src, (0,) * n_pad
-        self.out_shape: tuple | None = None
+        self.out_shape: tuple[int, int] | None = None
 
     @property
     def num_warps(self) -> int:
         return self.opts["num_warps"]
 
-    def __call__(self, ptrs: tuple, eps: tuple) -> None:
+    def __call__(self, ptrs: tuple[LaunchTensor, ...], eps: tuple[float, ...]) -> None:
         fast = self._fast
         if fast is not None:
             addrs = [p.data_ptr() for p in ptrs]
@@ -318,18 +331,14 @@ class Launch:
                 return
         self._slow(ptrs, eps)
 
-    def dual(self, a: Any, b: Any, w1: Any, w2: Any, out: Any, eps1: float, eps2: float) -> None:
+    def dual(self, a: LaunchTensor, b: LaunchTensor, w1: LaunchTensor, w2: LaunchTensor,
+             out: LaunchTensor, eps1: float, eps2: float) -> None:  # fmt: skip
         """The dual kernel's hot path: ``self((a, b, w1, w2, out, out), (eps1, eps2))`` with
         out2 = out1 + d1 columns (``o2_off``), without building tuples first."""
         fast = self._fast
         if fast is not None:
-            pa, pb, p1, p2, po = (
-                a.data_ptr(),
-                b.data_ptr(),
-                w1.data_ptr(),
-                w2.data_ptr(),
-                out.data_ptr(),
-            )
+            pa, pb, p1, p2, po = (a.data_ptr(), b.data_ptr(), w1.data_ptr(), w2.data_ptr(),
+                                  out.data_ptr())  # fmt: skip
             if not (pa | pb | p1 | p2 | po) & 15 and _enter_hook() is None:
                 launch, function, coop, pdl, meta = fast
                 launch(self.grid0, 1, 1, _stream(self.dev), function, coop, pdl, None, None, meta,
@@ -338,7 +347,7 @@ class Launch:
                 return
         self._slow((a, b, w1, w2, out, out), (eps1, eps2))
 
-    def _slow(self, ptrs: tuple, eps: tuple) -> None:
+    def _slow(self, ptrs: tuple[LaunchTensor, ...], eps: tuple[float, ...]) -> None:
         full = ptrs + (ptrs[self.pad_src],) * self.n_pad
         if INTERPRETED or self.dev < 0 or not FAST_LAUNCH or _enter_hook() is not None:
             self.kernel[(self.grid0,)](*full, *self.static, *eps, **self.consts, **self.opts)
@@ -350,7 +359,7 @@ class Launch:
             compiled = self.kernel[(self.grid0,)](
                 *full, *self.static, *eps, **self.consts, **self.opts
             )
-            if hasattr(compiled, "run") and hasattr(compiled, "packed_metadata"):
+            if is_compiled(compiled):
                 hit = self._compiled[align] = (compiled.run, compiled.function,
                                                compiled.packed_metadata)  # fmt: skip
                 if all(align):
@@ -361,7 +370,7 @@ class Launch:
             *addrs, *self._zeros, *self.static, *eps, *self.cvals)  # fmt: skip
 
     @staticmethod
-    def _direct(run: Any, function: Any, meta: Any) -> tuple:
+    def _direct(run: Callable[..., object], function: object, meta: object) -> _Fast:
         """(launch, function, coop, pdl, meta) for the hot path: the C launcher itself when this
         Triton's is known and needs no scratch memory, else a shim with the same signature."""
         c_launch = getattr(run, "launch", None)
@@ -375,14 +384,16 @@ class Launch:
         ):
             return (c_launch, function, run.launch_cooperative_grid, run.launch_pdl, meta)
 
-        def shim(gx, gy, gz, stream, fn, _coop, _pdl, _gs, _ps, *rest):
+        def shim(gx: int, gy: int, gz: int, stream: int, fn: object, _coop: object, _pdl: object,
+                 _gs: object, _ps: object, *rest: object) -> None:  # fmt: skip
             run(gx, gy, gz, stream, fn, *rest)
 
         return (shim, function, None, None, meta)
 
 
-def _tuning(n: int, width: int, true_width: int, esize: int, rows_per_program, num_warps, chunk,
-            store_cs):  # fmt: skip
+def _tuning(n: int, width: int, true_width: int, esize: int, rows_per_program: int | None,
+            num_warps: int | None, chunk: int | None,
+            store_cs: bool | None) -> tuple[int, int, int, bool]:  # fmt: skip
     if chunk is None:
         looped = loop_config(n, true_width, esize)
     else:
@@ -403,7 +414,7 @@ def _tuning(n: int, width: int, true_width: int, esize: int, rows_per_program, n
 EVICT_HINT_MAX_ROWS = 1024
 
 
-def _evict(evict: str | None, n: int, chunk: int) -> str:
+def _evict(evict: EvictHint | None, n: int, chunk: int) -> EvictHint:
     """The eviction hint of the rows' loads (pass 2 of the loop): ``evict`` when given."""
     if evict is not None:
         return evict
@@ -415,7 +426,7 @@ def dual_plan(
     device_index: int, *, convention: str = "hf", rows_per_program: int | None = None,
     num_warps: int | None = None, split: bool | None = False, seg_major: bool = True,
     store_cs: bool | None = None, pdl: bool | None = None, chunk: int | None = None,
-    persistent: int | None = None, evict: str | None = None,
+    persistent: int | None = None, evict: EvictHint | None = None,
 ) -> Launch:  # fmt: skip
     """The :class:`Launch` of the dual kernel for N rows of widths d1, d2 (N >= 1).
 
@@ -434,7 +445,7 @@ def dual_plan(
                                            chunk, store_cs)  # fmt: skip
     n_tiles = triton.cdiv(n, rows) * 2
     pdl_on = _pdl_on(pdl, device_index)
-    consts = {"ROWS": rows, "BLOCK1": block1, "TAIL1": tail1, "BLOCK2": block2, "TAIL2": tail2,
+    consts: DualConsts = {"ROWS": rows, "BLOCK1": block1, "TAIL1": tail1, "BLOCK2": block2, "TAIL2": tail2,
               "CHUNK": chunk, "HF_ORDER": CONVENTIONS[convention], "RNE_BF16": INTERPRETED,
               "SEG_MAJOR": seg_major, "STORE_CS": store_cs, "X_EVICT": _evict(evict, n, chunk),
               "PERSISTENT": bool(persistent), "O2_IN_O1": False, "PDL": pdl_on}  # fmt: skip
@@ -448,7 +459,7 @@ def grouped_plan(
     device_index: int, *, convention: str = "hf", rows_per_program: int | None = None,
     num_warps: int | None = None, split: bool | None = False, seg_major: bool = True,
     store_cs: bool | None = None, pdl: bool | None = None, chunk: int | None = None,
-    persistent: int | None = None, evict: str | None = None,
+    persistent: int | None = None, evict: EvictHint | None = None,
 ) -> Launch:  # fmt: skip
     """The :class:`Launch` of the grouped kernel for N rows of k chunks of width h (N >= 1).
 
@@ -466,7 +477,7 @@ def grouped_plan(
                                            chunk, store_cs)  # fmt: skip
     n_tiles = triton.cdiv(n, rows) * k
     pdl_on = _pdl_on(pdl, device_index)
-    consts = {"ROWS": rows, "BLOCK": block, "TAIL": tail, "CHUNK": chunk,
+    consts: GroupedConsts = {"ROWS": rows, "BLOCK": block, "TAIL": tail, "CHUNK": chunk,
               "HF_ORDER": CONVENTIONS[convention], "RNE_BF16": INTERPRETED, "SEG_MAJOR": seg_major,
               "N_SEG": k, "STACKED": stacked, "STORE_CS": store_cs,
               "X_EVICT": _evict(evict, n, chunk), "PERSISTENT": bool(persistent),
@@ -478,17 +489,17 @@ def grouped_plan(
 
 
 def dual_rmsnorm_launch(
-    a: Any,
-    b: Any,
-    w1: Any,
-    w2: Any,
+    a: LaunchTensor,
+    b: LaunchTensor,
+    w1: LaunchTensor,
+    w2: LaunchTensor,
     eps1: float,
     eps2: float,
-    out1: Any,
-    out2: Any,
+    out1: LaunchTensor,
+    out2: LaunchTensor,
     *,
     convention: str = "hf",
-    **tuning: Any,
+    **tuning: Unpack[Tuning],
 ) -> None:
     """Launch the dual kernel: ``out1 = rmsnorm(a, w1, eps1)``, ``out2 = rmsnorm(b, w2, eps2)``.
 
@@ -534,13 +545,13 @@ def dual_rmsnorm_launch(
 
 
 def grouped_rmsnorm_launch(
-    x: Any,
-    weights: Any,
+    x: LaunchTensor,
+    weights: LaunchTensor | list[LaunchTensor] | tuple[LaunchTensor, ...],
     eps: float,
-    out: Any,
+    out: LaunchTensor,
     *,
     convention: str = "hf",
-    **tuning: Any,
+    **tuning: Unpack[Tuning],
 ) -> None:
     """Launch the grouped kernel: chunk ``i`` of ``x`` normalised with weight ``i``, one launch.
 

@@ -17,17 +17,19 @@ unspecialised ``fp32`` (``triton/runtime/jit.py``, ``KernelParam.annotation_type
 change the compiled signatures. ``tl`` is ``Any`` to mypy, so these annotations document rather
 than check; mypy still checks every call's arity and keywords against the decorated signature.
 
+Also here: :class:`CompiledKernel`, what a direct launch reads of the kernel Triton compiled.
+
 Imports triton only.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import ParamSpec, Protocol, TypeVar, cast
+from typing import ParamSpec, Protocol, TypeGuard, TypeVar, cast
 
 import triton
 
-__all__ = ["Grid", "JITKernel", "jit"]
+__all__ = ["CompiledKernel", "Grid", "JITKernel", "is_compiled", "jit"]
 
 P = ParamSpec("P")
 R_co = TypeVar("R_co", covariant=True)
@@ -61,3 +63,19 @@ def jit(fn: Callable[P, R_co]) -> JITKernel[P, R_co]:
         at decoration time), typed as :class:`JITKernel` with ``fn``'s parameters.
     """
     return cast("JITKernel[P, R_co]", triton.jit(fn))
+
+
+class CompiledKernel(Protocol):
+    """What :class:`~.rmsnorm_triton.Launch` reads of Triton's ``CompiledKernel``
+    (``triton/compiler/compiler.py``): the launcher, the loaded CUDA function handle and the
+    packed metadata the launcher takes."""
+
+    run: Callable[..., object]
+    function: object
+    packed_metadata: object
+
+
+def is_compiled(launched: object) -> TypeGuard[CompiledKernel]:
+    """True when a launch returned a compiled kernel that can be launched directly (``run`` and
+    ``packed_metadata``; the interpreter's launches return None)."""
+    return hasattr(launched, "run") and hasattr(launched, "packed_metadata")
