@@ -30,7 +30,6 @@ LAYERS: dict[str, int] = {
     "hints": 0,
     "output": 0,
     "data": 0,
-    "configcheck": 1,
     "checkpoint": 1,
     "testing": 1,
     "draft": 2,

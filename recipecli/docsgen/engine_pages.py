@@ -20,6 +20,7 @@ from recipecli.engines.base import (
     STEP_ANCHORS,
     EngineModel,
     Source,
+    data_path,
     load_data,
 )
 
@@ -103,7 +104,7 @@ def _data_section(model: EngineModel) -> list[str]:
     lines = ['<a id="data"></a>', "", "## Data extracted from the engine", ""]
     for name in model.data:
         data: Mapping[str, Any] = load_data(name)
-        lines.append(f"- `recipecli/data/engines/{name}` — {data.get('source') or data.get('package', '')}"
+        lines.append(f"- `{data_path(name)}` — {data.get('source') or data.get('package', '')}"
                      f" {data.get('version', '')}".rstrip())  # fmt: skip
     lines.append("")
     registry = load_data(model.data[0])

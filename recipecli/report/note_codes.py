@@ -13,6 +13,7 @@ from dataclasses import replace
 from typing import Any
 
 from recipecli import codes
+from recipecli.engines import BENCH_CLIENT, engine_spec
 from recipecli.findings import Finding, Severity
 from recipecli.report.rows import Row
 
@@ -32,13 +33,14 @@ NOTE_CODES: dict[str, Severity] = {
     "report.repeated_runs": "info",
 }
 
-SRC_BENCH = (
-    "vllm v0.33.0 vllm/benchmarks/serve.py main_async (setup keys) and benchmark (result keys)"
-)
+#: the benchmark client whose result files report reads, as its rules cite it (``vllm v0.33.0``)
+_BENCH = f"{BENCH_CLIENT} {engine_spec(BENCH_CLIENT).pin.ref}"
+
+SRC_BENCH = f"{_BENCH} vllm/benchmarks/serve.py main_async (setup keys) and benchmark (result keys)"
 
 
 SRC_ACCEPT = (
-    "vllm v0.33.0 vllm/benchmarks/serve.py benchmark: acceptance_rate = accepted / draft "
+    f"{_BENCH} vllm/benchmarks/serve.py benchmark: acceptance_rate = accepted / draft "
     "tokens x 100, acceptance_length = 1 + accepted / drafts; docs/report.md (Notes)"
 )
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 from recipecli.engines.base import (
     Section,
 )
+from recipecli.engines.sglang.pin import PIN
 from recipecli.engines.sglang.sources import (
     GET_CONFIG,
     MODEL_CONFIG,
@@ -53,14 +54,14 @@ SECTIONS = (
 
 #: how this model is checked (conformance, data extraction), listed on the engine's page
 NOTES = (
-    "Read from the sglang 0.5.23 wheel on PyPI. The registry data (EntryClass exports, which "
+    f"Read from the sglang {PIN.version} wheel on PyPI. The registry data (EntryClass exports, which "
     "target classes have set_eagle3_layers_to_capture and the id rule each applies, the draft "
     "architecture renames) is extracted by `scripts/build_engine_data.py sglang` (ast, no import); "
     "how the common target families capture is read by hand and verified by the script.",
-    f"transformers' config defaults come from {TRANSFORMERS}, the release SGLang 0.5.23 pins.",
+    f"transformers' config defaults come from {TRANSFORMERS}, the release SGLang {PIN.version} pins.",
     "The draft's tensor-parallel size is the target's (the Llama draft runs in the target's TP "
     "group); there is no separate draft TP.",
-    "Checked against SGLang 0.5.23's own code by the conformance suite (tests/conformance_sglang, "
+    f"Checked against SGLang {PIN.version}'s own code by the conformance suite (tests/conformance_sglang, "
     "`bash scripts/conformance/run_sglang_conformance.sh`, in CI): every rendered serve command "
     "through SGLang's parser and `ServerArgs` resolution, every `--json-model-override-args` "
     "render through `get_config` / `get_hf_text_config` on target and draft, and check's vocab "

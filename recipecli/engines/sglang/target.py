@@ -14,6 +14,7 @@ from recipecli.engines.common import (
     fc_fits_k,
     trained_layers,
 )
+from recipecli.engines.sglang.pin import PIN
 from recipecli.engines.sglang.sources import (
     AUX_IDS,
     AUX_SETUP,
@@ -61,7 +62,7 @@ def step_target(run: EngineRun) -> Iterable[Finding]:
     if entry is None:
         yield finding(
             "target.unregistered",
-            f"target architecture {t.architecture!r} is not in SGLang 0.5.23's model registry: it falls "
+            f"target architecture {t.architecture!r} is not in SGLang {PIN.version}'s model registry: it falls "
             "back to the Transformers backend (or is refused), whose model has no "
             "set_eagle3_layers_to_capture, so EAGLE3 start-up fails; check that SGLang supports this target",
             engine=NAME,
@@ -84,7 +85,7 @@ def step_target(run: EngineRun) -> Iterable[Finding]:
     inner = DELEGATES.get(t.architecture)
     if rule == "delegates" and inner:
         rule = _data()["targets"][inner]["rule"]
-        entry = {**_data()["targets"][inner], **{"module": entry["module"]}}
+        entry = {**_data()["targets"][inner], "module": entry["module"]}
         origin += f" -> {inner}"
     if rule not in RULE_TEXT:
         rule, origin = "plus1", origin + " (rule not read; assumed +1)"

@@ -7,6 +7,7 @@ from __future__ import annotations
 from recipecli.engines.base import (
     Section,
 )
+from recipecli.engines.vllm.pin import PIN
 from recipecli.engines.vllm.sources import EAGLE3_CAUSAL, EAGLE3_LOAD, LOGITS, TRANSFORMERS, src
 
 SECTIONS = (
@@ -67,8 +68,8 @@ SECTIONS = (
     ),
     Section(
         "removed-flags",
-        "Flags removed from the 0.33.0 CLI",
-        "`--rope-scaling` and `--rope-theta` are no longer engine arguments in 0.33.0 (set rope "
+        f"Flags removed from the {PIN.version} CLI",
+        f"`--rope-scaling` and `--rope-theta` are no longer engine arguments in {PIN.version} (set rope "
         "parameters through `--hf-overrides`); `EnableDisableAction` switches accept a hidden "
         "`--no-<flag>` form; `-sc` is short for `--speculative-config`.",
         (src("vllm/engine/arg_utils.py", "EngineArgs.add_cli_args"),),
@@ -77,11 +78,11 @@ SECTIONS = (
 
 #: how this model is checked (conformance, data extraction), listed on the engine's page
 NOTES = (
-    "The registry and SupportsEagle3 data are extracted from the vllm 0.33.0 wheel by "
+    f"The registry and SupportsEagle3 data are extracted from the vllm {PIN.version} wheel by "
     "`scripts/build_engine_data.py vllm` (ast, no import); transformers' config defaults by "
     f"`scripts/build_engine_data.py transformers` at {TRANSFORMERS}, the release the conformance "
     "environment installs beside vLLM.",
-    "vLLM 0.33.0 runs the V2 model runner by default; this model follows it. With "
+    f"vLLM {PIN.version} runs the V2 model runner by default; this model follows it. With "
     "`VLLM_USE_V2_MODEL_RUNNER=0` the V1 runner also reads `eagle_config.eagle_aux_hidden_state_layer_ids` "
     "and refuses to share an embedding of another width.",
     "`tests/conformance/` checks this model against vLLM's own config classes, draft model and "

@@ -16,6 +16,7 @@ from recipecli.engines.common import (
     trained_layers,
 )
 from recipecli.engines.vllm.config import _eagle_config
+from recipecli.engines.vllm.pin import PIN
 from recipecli.engines.vllm.sources import (
     AUX_CAPTURE,
     AUX_DEFAULT,
@@ -50,7 +51,7 @@ def step_target(run: EngineRun) -> Iterable[Finding]:
     if entry is None:
         yield finding(
             "target.unregistered",
-            f"target architecture {t.architecture!r} is not in vLLM 0.33.0's model registry: vLLM "
+            f"target architecture {t.architecture!r} is not in vLLM {PIN.version}'s model registry: vLLM "
             "falls back to its Transformers backend (or refuses the model), and EAGLE3 needs a "
             "native model class that captures aux hidden states; check that vLLM supports this target",
             severity="warning",
