@@ -22,9 +22,33 @@ import statistics
 import subprocess
 import sys
 import time
+from typing import TypedDict
 
 TARGET_SECONDS = 1.0
 TARGET_MB = 200.0
+
+
+class ModeFigures(TypedDict):
+    """One ``--kernel`` mode: medians over the runs, each run's wall time, the exit statuses."""
+
+    wall_s: float
+    cpu_s: float
+    peak_mb: float
+    wall_all: list[float]
+    exit: list[int]
+
+
+class _Figures(TypedDict):
+    example: str
+    runs: int
+    cpus: int | None
+    modes: dict[str, ModeFigures]
+
+
+class Figures(_Figures, total=False):
+    """What :func:`measure` returns (and ``--json`` prints): ``targets`` maps each target to met."""
+
+    targets: dict[str, bool]
 
 
 def one_run(args: list[str]) -> tuple[float, float, float, int]:
@@ -42,9 +66,9 @@ def one_run(args: list[str]) -> tuple[float, float, float, int]:
     return wall, cpu, usage.ru_maxrss / 1024.0, proc.returncode  # ru_maxrss: KiB on Linux
 
 
-def measure(example: str, runs: int) -> dict:
+def measure(example: str, runs: int) -> Figures:
     """Median wall time and peak RSS of ``check --example`` with ``--kernel auto`` and ``skip``."""
-    res: dict = {"example": example, "runs": runs, "cpus": os.cpu_count(), "modes": {}}
+    res: Figures = {"example": example, "runs": runs, "cpus": os.cpu_count(), "modes": {}}
     for mode in ("auto", "skip"):
         walls, cpus, rss, codes = [], [], [], set()
         for _ in range(runs):

@@ -51,6 +51,7 @@ import triton.language as tl
 from . import rmsnorm_triton as K
 from .bench_report import Results, Row, Timing, evaluate_targets, markdown, plot
 from .rmsnorm import dual_rmsnorm_concat, grouped_rmsnorm
+from .triton_jit import jit
 
 NS = (1, 64, 512, 4096, 32768, 65536)
 HS = (2048, 2560, 2880, 3072, 3584, 4096, 5120, 5376, 6144, 7168, 8192, 12288, 16384)
@@ -59,6 +60,10 @@ DTYPES: dict[str, torch.dtype] = {"bf16": torch.bfloat16, "fp16": torch.float16}
 EPS = 1e-5
 
 Norm = Callable[[torch.Tensor, torch.Tensor, float], torch.Tensor]
+
+#: ``torch.cuda.Stream`` / ``torch.cuda.Event``, typed (torch leaves their constructors unannotated).
+_new_stream: Callable[[], torch.cuda.Stream] = torch.cuda.Stream
+_new_event: Callable[..., torch.cuda.Event] = torch.cuda.Event
 
 
 def hf_rmsnorm(x: torch.Tensor, w: torch.Tensor, eps: float) -> torch.Tensor:
@@ -70,7 +75,7 @@ def hf_rmsnorm(x: torch.Tensor, w: torch.Tensor, eps: float) -> torch.Tensor:
 
 def graph_time_us(fn: Callable[[], object], calls: int, replays: int = 10) -> float:
     """Median GPU time per call (µs) of ``calls`` back-to-back calls captured in one CUDA graph."""
-    stream = torch.cuda.Stream()
+    stream = _new_stream()
     stream.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(stream):
         for _ in range(3):
@@ -83,9 +88,9 @@ def graph_time_us(fn: Callable[[], object], calls: int, replays: int = 10) -> fl
             fn()
     graph.replay()
     torch.cuda.synchronize()
-    times = []
+    times: list[float] = []
     for _ in range(replays):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start, end = _new_event(enable_timing=True), _new_event(enable_timing=True)
         start.record()
         graph.replay()
         end.record()
@@ -273,8 +278,8 @@ def grouped_case(n: int, h: int, k: int, dt: str, args: argparse.Namespace,
             "config": _cfg(plan)}  # fmt: skip
 
 
-@triton.jit
-def _one_program(x_ptr):  # type: ignore[no-untyped-def]  # a Triton kernel: no Python types
+@jit
+def _one_program(x_ptr: tl.tensor) -> None:
     tl.store(x_ptr, tl.load(x_ptr) + 1.0)
 
 

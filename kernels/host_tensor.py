@@ -18,9 +18,11 @@ Imports numpy only.
 from __future__ import annotations
 
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
+
+from .rmsnorm_types import Comparison
 
 #: torch dtype name -> (numpy storage dtype, bytes per element).
 STORAGE: dict[str, tuple[Any, int]] = {
@@ -108,7 +110,13 @@ class HostTensor:
     def dim(self) -> int:
         return len(self.shape)
 
-    def stride(self, dim: int | None = None):
+    @overload
+    def stride(self, dim: None = None) -> tuple[int, ...]: ...
+
+    @overload
+    def stride(self, dim: int) -> int: ...
+
+    def stride(self, dim: int | None = None) -> tuple[int, ...] | int:
         return self._strides if dim is None else self._strides[dim]
 
     def element_size(self) -> int:
@@ -220,7 +228,8 @@ def _ordered(storage: np.ndarray, dtype: str) -> np.ndarray:
     size = STORAGE[dtype][1]
     ints = np.ascontiguousarray(storage).view({2: np.int16, 4: np.int32}[size]).astype(np.int64)
     magnitude = (1 << (8 * size - 1)) - 1
-    return np.where(ints >= 0, ints, -(ints & magnitude))
+    ordered: np.ndarray = np.where(ints >= 0, ints, -(ints & magnitude))
+    return ordered
 
 
 def ulp_distance_np(out: np.ndarray, ref: np.ndarray, dtype: str) -> np.ndarray:
@@ -230,12 +239,13 @@ def ulp_distance_np(out: np.ndarray, ref: np.ndarray, dtype: str) -> np.ndarray:
     """
     d = np.abs(_ordered(out, dtype) - _ordered(ref, dtype))
     nan = np.isnan(values(out, dtype)) ^ np.isnan(values(ref, dtype))
-    return np.where(nan, np.int64(1 << 40), d)
+    dist: np.ndarray = np.where(nan, np.int64(1 << 40), d)
+    return dist
 
 
 def compare_np(
     out: np.ndarray, ref: np.ndarray, dtype: str, *, interpreted: bool, convention: str
-) -> dict:
+) -> Comparison:
     """:func:`recipecli.kernels.rmsnorm_ref.compare` for storage arrays of ``dtype``.
 
     Returns the same keys: ``max_abs_err``, ``max_ulp``, ``frac_bit_identical``, ``atol``,

@@ -18,6 +18,8 @@ from collections.abc import Sequence
 
 import torch
 
+from .rmsnorm_types import Comparison
+
 CONVENTION_NAMES: tuple[str, ...] = ("hf", "fp32_weight")
 
 #: Tolerances per dtype, recipecli's own (atol = rtol = 1e-2 bf16 / 1e-3 fp16 / 1e-5 fp32, plus
@@ -162,7 +164,7 @@ def compare(
     *,
     interpreted: bool = False,
     convention: str = "fp32_weight",
-) -> dict:
+) -> Comparison:
     """Compare a kernel output with its same-convention reference.
 
     Tolerances: :data:`TOLERANCES`, plus :data:`HF_EXTRA_ULP` for ``"hf"``.

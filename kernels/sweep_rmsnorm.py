@@ -27,21 +27,81 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, Protocol, TypedDict
 
 import torch
 
 from . import rmsnorm_triton as K
 from .bench_rmsnorm import EPS, _compiled, bench_us, graph_time_us, hf_rmsnorm
 from .rmsnorm_ref import ulp_distance
+from .rmsnorm_types import Tuning
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+#: A case: (kind ``"dual"`` or ``"grouped"``, N, H, k).
+Case = tuple[str, int, int, int]
 
 
-def _variants(graphed: bool, h: int) -> list[dict]:
+class Fused(Protocol):
+    """The fused launch of one case with a candidate's launch keywords; returns its output."""
+
+    def __call__(self, **kw: Unpack[Tuning]) -> torch.Tensor: ...
+
+
+class Row(TypedDict, total=False):
+    """One candidate: ``variant`` (its keywords, ``"default"`` for none) and either ``error`` or
+    ``first_us``, ``equal``, ``max_ulp`` (against the default launch), ``rounds`` and their
+    median ``us`` (µs) when re-timed; ``_fn`` (the timed call) is dropped before writing."""
+
+    variant: Tuning | str
+    error: str
+    first_us: float
+    equal: bool
+    max_ulp: int
+    _fn: Callable[[], object]
+    rounds: list[float]
+    us: float
+
+
+class Baseline(TypedDict):
+    """A baseline (same-bytes copy, ``torch.compile`` of HF) timed in every round."""
+
+    _fn: Callable[[], object]
+    rounds: list[float]
+
+
+class _Result(TypedDict):
+    case: str
+    key: str
+    rows: list[Row]
+    config: tuple[int, int]
+    copy_us: float
+    copy_rounds: list[float]
+
+
+class Result(_Result, total=False):
+    """One case swept (``key``: ``"graph_us"`` or ``"bench_us"``; ``compile_*`` with --compile)."""
+
+    compile_us: float
+    compile_rounds: list[float]
+
+
+class Results(TypedDict):
+    """``sweep_rmsnorm.json``."""
+
+    device: str
+    torch: str
+    cases: list[Result]
+
+
+def _variants(graphed: bool, h: int) -> list[Tuning]:
     """Candidate launch keyword sets for one case (empty dict = the default launch).
 
     Register tile: rows x warps, program order, streaming stores; looped two-pass reduction:
     chunk x warps (x rows); persistent programs (per SM) over the register tile or the loop.
     """
-    out: list[dict] = [{}]
+    out: list[Tuning] = [{}]
     for rows, w in ((1, 4), (1, 16), (2, 8), (2, 16), (4, 8), (4, 16)):
         out.append({"chunk": 0, "rows_per_program": rows, "num_warps": w})
     out += [{"chunk": 0, "num_warps": 32}, {"chunk": 0, "seg_major": False},
@@ -61,7 +121,7 @@ def _variants(graphed: bool, h: int) -> list[dict]:
 
 def _case_fns(
     kind: str, n: int, h: int, k: int
-) -> tuple[Callable[..., torch.Tensor], Callable, Callable]:
+) -> tuple[Fused, Callable[[], torch.Tensor], Callable[[], torch.Tensor]]:
     """(fused(**launch_kw), copy of the same bytes, HF eager reference) for one case."""
     dt = torch.bfloat16
     if kind == "dual":
@@ -69,24 +129,24 @@ def _case_fns(
         w1, w2 = ((1 + 0.1 * torch.randn(h, device="cuda")).to(dt) for _ in range(2))
         src = torch.randn(n, 2 * h, device="cuda", dtype=dt)
 
-        def fused(**kw):
+        def fused(**kw: Unpack[Tuning]) -> torch.Tensor:
             out = torch.empty(n, 2 * h, device="cuda", dtype=dt)
             K.dual_rmsnorm_launch(a, b, w1, w2, EPS, EPS, out[:, :h], out[:, h:], **kw)
             return out
 
-        def hf():
+        def hf() -> torch.Tensor:
             return torch.cat([hf_rmsnorm(a, w1, EPS), hf_rmsnorm(b, w2, EPS)], dim=-1)
 
     else:
         src = torch.randn(n, k * h, device="cuda", dtype=dt)
         ws = (1 + 0.1 * torch.randn(k, h, device="cuda")).to(dt)
 
-        def fused(**kw):
+        def fused(**kw: Unpack[Tuning]) -> torch.Tensor:
             out = torch.empty_like(src)
             K.grouped_rmsnorm_launch(src, ws, EPS, out, **kw)
             return out
 
-        def hf():
+        def hf() -> torch.Tensor:
             return torch.cat(
                 [hf_rmsnorm(c, w, EPS) for c, w in zip(src.chunk(k, -1), ws, strict=True)], -1
             )
@@ -95,25 +155,22 @@ def _case_fns(
     return fused, (lambda: dst.copy_(src)), hf
 
 
-def run_case(kind: str, n: int, h: int, k: int, args) -> dict:
-    """Sweep one case; returns ``{case, key, rows: [{variant, us, rounds, equal}], copy_us, ...}``."""
-    graphed = n <= args.graph_max_n
-    key = "graph_us" if graphed else "bench_us"
-
-    def timer(fn):
-        return graph_time_us(fn, calls=args.calls) if graphed else bench_us(fn)
-
-    fused, copy, hf = _case_fns(kind, n, h, k)
-    ref = fused()
-    rows = []
+def _pick_variants(args: argparse.Namespace, graphed: bool, h: int) -> list[Tuning]:
+    """The candidates of one case: ``--wide``/``--small``/``--quick``'s list, else all."""
     if args.wide:
-        variants = [v for v in WIDE_VARIANTS if v.get("chunk", 0) <= h]
-    elif args.small:
-        variants = list(SMALL_VARIANTS)
-    elif args.quick:
-        variants = [v for v in QUICK_VARIANTS if v.get("chunk", 0) <= h]
-    else:
-        variants = _variants(graphed, h)
+        return [v for v in WIDE_VARIANTS if (v.get("chunk") or 0) <= h]
+    if args.small:
+        return list(SMALL_VARIANTS)
+    if args.quick:
+        return [v for v in QUICK_VARIANTS if (v.get("chunk") or 0) <= h]
+    return _variants(graphed, h)
+
+
+def _first_pass(fused: Fused, variants: list[Tuning],
+                timer: Callable[[Callable[[], object]], float]) -> list[Row]:  # fmt: skip
+    """Run and time every candidate once against the first (default) candidate's output."""
+    ref = fused()
+    rows: list[Row] = []
     for v in variants:
         fn = functools.partial(fused, **v)
         try:
@@ -126,30 +183,46 @@ def run_case(kind: str, n: int, h: int, k: int, args) -> dict:
             continue
         rows.append({"variant": v or "default", "first_us": us, "equal": equal, "max_ulp": ulp,
                      "_fn": fn})  # fmt: skip
+    return rows
+
+
+def run_case(kind: str, n: int, h: int, k: int, args: argparse.Namespace) -> Result:
+    """Sweep one case; returns ``{case, key, rows: [{variant, us, rounds, equal}], copy_us, ...}``."""
+    graphed = n <= args.graph_max_n
+    key = "graph_us" if graphed else "bench_us"
+
+    def timer(fn: Callable[[], object]) -> float:
+        return graph_time_us(fn, calls=args.calls) if graphed else bench_us(fn)
+
+    fused, copy, hf = _case_fns(kind, n, h, k)
+    rows = _first_pass(fused, _pick_variants(args, graphed, h), timer)
     timed = [r for r in rows if "_fn" in r]
     best = sorted(timed[1:], key=lambda r: r["first_us"])[: args.top]
     again = [timed[0], *best]
-    base = {"copy": {"_fn": copy, "rounds": []}}
+    base: dict[str, Baseline] = {"copy": {"_fn": copy, "rounds": []}}
     if args.compile and not graphed:
         base["compile"] = {"_fn": _compiled(hf), "rounds": []}
     for r in again:
         r["rounds"] = []
     for _ in range(args.rounds):
-        for r in [*again, *base.values()]:
-            r["rounds"].append(timer(r["_fn"]))
+        for t in [*again, *base.values()]:
+            t["rounds"].append(timer(t["_fn"]))
     for r in rows:
         r.pop("_fn", None)
         if r.get("rounds"):
             r["us"] = statistics.median(r["rounds"])
-    res = {"case": f"{kind} N={n} H={h}" + (f" k={k}" if kind == "grouped" else ""), "key": key,
-           "rows": rows, "config": K.launch_config(n, sum(K.tiles(h, False)), 2)}  # fmt: skip
-    for name, b in base.items():
-        res[f"{name}_us"] = statistics.median(b["rounds"])
-        res[f"{name}_rounds"] = b["rounds"]
+    res: Result = {"case": f"{kind} N={n} H={h}" + (f" k={k}" if kind == "grouped" else ""),
+                   "key": key, "rows": rows,
+                   "config": K.launch_config(n, sum(K.tiles(h, False)), 2),
+                   "copy_us": statistics.median(base["copy"]["rounds"]),
+                   "copy_rounds": base["copy"]["rounds"]}  # fmt: skip
+    if "compile" in base:
+        res["compile_us"] = statistics.median(base["compile"]["rounds"])
+        res["compile_rounds"] = base["compile"]["rounds"]
     return res
 
 
-def table(res: dict) -> str:
+def table(res: Result) -> str:
     """One case as a text table: variant, first time, median of rounds, % of copy, bit-equal."""
     copy = res["copy_us"]
     lines = [f"== {res['case']} ({res['key']}); copy {copy:.2f} us"
@@ -165,7 +238,7 @@ def table(res: dict) -> str:
     return "\n".join(lines)
 
 
-CASES = (("dual", 4096, 8192, 2), ("dual", 65536, 8192, 2), ("dual", 32768, 7168, 2),
+CASES: tuple[Case, ...] = (("dual", 4096, 8192, 2), ("dual", 65536, 8192, 2), ("dual", 32768, 7168, 2),
          ("dual", 32768, 5120, 2), ("dual", 32768, 4096, 2), ("grouped", 16384, 8192, 4),
          ("grouped", 32768, 2048, 3), ("dual", 4096, 6144, 2), ("dual", 512, 4096, 2),
          ("dual", 512, 8192, 2), ("dual", 2048, 8192, 2), ("dual", 1024, 4096, 2),
@@ -174,7 +247,7 @@ CASES = (("dual", 4096, 8192, 2), ("dual", 65536, 8192, 2), ("dual", 32768, 7168
          ("dual", 32768, 2048, 2), ("grouped", 4096, 5120, 4))  # fmt: skip
 
 #: ``--small``: what could shorten a latency-bound launch (small N, graphed).
-SMALL_VARIANTS: tuple[dict, ...] = (
+SMALL_VARIANTS: tuple[Tuning, ...] = (
     {}, {"num_warps": 4}, {"num_warps": 16}, {"num_warps": 32}, {"pdl": False},
     {"split": True}, {"chunk": 2048, "num_warps": 8}, {"store_cs": True},
     {"rows_per_program": 2, "num_warps": 8}, {"rows_per_program": 4, "num_warps": 8},
@@ -185,7 +258,7 @@ SMALL_VARIANTS: tuple[dict, ...] = (
 
 #: ``--wide``: widths that are not a power of two (2560, 2880, 3584, 5376, 12288): split tiles,
 #: narrow loop chunks, rows x warps, the loads' eviction hint.
-WIDE_VARIANTS: tuple[dict, ...] = (
+WIDE_VARIANTS: tuple[Tuning, ...] = (
     {}, {"chunk": 0}, {"chunk": 0, "split": True}, {"chunk": 0, "num_warps": 4},
     {"chunk": 0, "num_warps": 16}, {"chunk": 0, "rows_per_program": 2, "num_warps": 8},
     {"chunk": 0, "split": True, "rows_per_program": 2, "num_warps": 8},
@@ -200,7 +273,7 @@ WIDE_VARIANTS: tuple[dict, ...] = (
 )  # fmt: skip
 
 #: ``--quick``: the default launch, the register tile and a few looped configurations.
-QUICK_VARIANTS: tuple[dict, ...] = (
+QUICK_VARIANTS: tuple[Tuning, ...] = (
     {}, {"chunk": 0}, {"chunk": 0, "rows_per_program": 2, "num_warps": 8},
     {"chunk": 1024, "num_warps": 4}, {"chunk": 2048, "num_warps": 4},
     {"chunk": 2048, "num_warps": 8}, {"chunk": 4096, "num_warps": 8},
@@ -231,7 +304,8 @@ def main(argv: list[str] | None = None) -> int:
         picks = [(c.split(":")[0], *map(int, c.split(":")[1:])) for c in args.spec.split(";")]
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    results = {"device": torch.cuda.get_device_name(), "torch": torch.__version__, "cases": []}
+    results: Results = {"device": torch.cuda.get_device_name(), "torch": torch.__version__,
+                        "cases": []}  # fmt: skip
     t0 = time.time()
     for case in picks:
         results["cases"].append(run_case(*case, args))
