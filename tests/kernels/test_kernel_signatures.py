@@ -14,7 +14,10 @@ import os
 import subprocess
 import sys
 
-import pytest
+# as test_kernels.py: the kernel modules are imported once per process, under the interpreter
+os.environ.setdefault("TRITON_INTERPRET", "1")
+
+import pytest  # noqa: E402
 
 triton = pytest.importorskip("triton")
 
