@@ -249,14 +249,15 @@ class RecipeCheck:
         self, *, strict: bool = False, color: bool = False, width: int | None = None
     ) -> str:
         """One block per run (titled with the recipe, hardware and deployments, then check's
-        report), then one note per engine left out."""
-        from recipecli.check import format_result
+        report), one note per engine left out, then one verdict line for all runs naming the
+        exit code (:func:`recipecli.check.verdict_line`)."""
+        from recipecli.check import format_result, verdict_line
         from recipecli.output import paint, wrap_line
 
         blocks = []
         for group, res in self.runs:
             title = f"recipe {self.name}" + (f", hardware {self.hardware}" if self.hardware else "")
-            report = format_result(res, strict=strict, color=color, width=width)
+            report = format_result(res, strict=strict, color=color, width=width, verdict=False)
             blocks.append(f"{title}: {describe(group)}\n" + report)
         for e, reason in self.not_checked.items():
             note = (
@@ -266,6 +267,8 @@ class RecipeCheck:
             lines = wrap_line(note, width)
             lines[0] = paint(e, "warning", color) + lines[0][len(e) :]
             blocks.append("\n".join(lines))
+        runs = [res for _, res in self.runs]
+        blocks.append("\n".join(verdict_line(runs, strict=strict, color=color, width=width)))
         return "\n\n".join(blocks)
 
 

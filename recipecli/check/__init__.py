@@ -32,6 +32,7 @@ from recipecli.check.text import (
     FindingLine,
     format_result,
     merge_findings,
+    verdict_line,
 )
 from recipecli.draft import TRAINED_CONVENTION
 from recipecli.engines import ENGINES
@@ -59,4 +60,5 @@ __all__ = [
     "rule_tie",
     "rule_vocab",
     "run_check",
+    "verdict_line",
 ]

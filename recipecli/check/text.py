@@ -148,9 +148,15 @@ def _table(rows: Sequence[Sequence[str]], cols: Sequence[int]) -> list[str]:
 
 
 def format_result(
-    res: CheckResult, *, strict: bool = False, color: bool = False, width: int | None = None
+    res: CheckResult,
+    *,
+    strict: bool = False,
+    color: bool = False,
+    width: int | None = None,
+    verdict: bool = True,
 ) -> str:
-    """Human report: header, READY/NOT READY per engine, findings by severity, sharing table.
+    """Human report: header, READY/NOT READY per engine, findings by severity, sharing table,
+    and (``verdict``) a last line naming the exit code (:func:`verdict_line`).
 
     Args:
         res: the result of :func:`run_check`.
@@ -160,6 +166,7 @@ def format_result(
             ``--no-color``).
         width: wrap lines to this many columns at word boundaries (None: no wrapping), and
             split the sharing table into two when it is wider.
+        verdict: end with the verdict line (``check --recipe`` writes one for all its runs).
 
     Identical findings of several engines are shown once with their engines
     (:func:`merge_findings`).
@@ -169,6 +176,8 @@ def format_result(
     lines += _verdicts(res, strict, color)
     lines += _finding_lines(res, color, width)
     lines += _sharing_table(res, width)
+    if verdict:
+        lines += ["", *verdict_line([res], strict=strict, color=color, width=width)]
     return "\n".join(lines)
 
 
@@ -268,3 +277,96 @@ def _sharing_table(res: CheckResult, width: int | None) -> list[str]:
             for i, cols in enumerate(_SHARING_SPLIT):
                 lines += ([""] if i else []) + _table(table, cols)
     return lines
+
+
+# --------------------------------------------------------------------------- the verdict line
+
+
+def _engine_failure(res: CheckResult, engine: str, strict: bool) -> tuple[str, list[int]] | None:
+    """Why ``engine`` fails in ``res``, or None when it passes.
+
+    Returns:
+        ``("not ready", [])`` (an error at every TP size checked), ``("tp", [tp, ...])`` (errors
+        at those TP sizes only) or ``("strict", [])`` (warnings, failing under ``--strict``).
+    """
+    mine = [f for f in res.findings if f.engine in (engine, "any")]
+    if any(f.severity == "error" for f in mine):
+        ready = res.ready_tps(engine)
+        return ("not ready", []) if not ready else ("tp", [t for t in res.tps if t not in ready])
+    if strict and any(f.severity == "warning" for f in mine):
+        return ("strict", [])
+    return None
+
+
+def _tp_list(tps: Sequence[int]) -> str:
+    return ", ".join(map(str, tps))
+
+
+def _ready_text(runs: Sequence[CheckResult]) -> str:
+    """``ready on vllm, sglang at TP 1, 2; tokenspeed at TP 4``: engines grouped by the TP sizes
+    they were checked at, in report order."""
+    by_tps: dict[tuple[int, ...], list[str]] = {}
+    for res in runs:
+        for engine in res.engines:
+            by_tps.setdefault(tuple(res.tps), []).append(engine)
+    groups = [f"{', '.join(names)} at TP {_tp_list(tps)}" for tps, names in by_tps.items()]
+    return "ready on " + "; ".join(groups)
+
+
+def _failure_text(failures: Sequence[tuple[str, str, list[int]]]) -> str:
+    """``not ready on tokenspeed, sglang; vllm not ready at TP 8; warnings fail --strict on x``."""
+    kinds: dict[str, list[str]] = {"not ready": [], "strict": []}
+    parts: list[str] = []
+    for engine, kind, tps in failures:
+        if kind == "tp":
+            parts.append(f"{engine} not ready at TP {_tp_list(tps)}")
+        else:
+            kinds[kind].append(engine)
+    if kinds["not ready"]:
+        parts.insert(0, "not ready on " + ", ".join(kinds["not ready"]))
+    if kinds["strict"]:
+        parts.append("warnings fail --strict on " + ", ".join(kinds["strict"]))
+    return "; ".join(parts)
+
+
+def verdict_line(
+    runs: Sequence[CheckResult],
+    *,
+    strict: bool = False,
+    color: bool = False,
+    width: int | None = None,
+) -> list[str]:
+    """The last line of ``check``'s human report: the exit code and why, e.g.
+    ``exit 0: ready on vllm at TP 1, 2, 4, 8`` or
+    ``exit 1: not ready on tokenspeed, sglang (errors above)``.
+
+    Args:
+        runs: the check runs the command printed (one, or one per ``check --recipe`` group);
+            the exit code is 1 when any of them fails (:meth:`CheckResult.ok`).
+        strict: warnings fail too (``--strict``).
+        color: paint ``exit N`` green (0) or red (1).
+        width: wrap to this many columns (None: one line).
+
+    Returns:
+        the line (more than one only when wrapped to ``width``).
+    """
+    from recipecli.errors import EXIT_FINDINGS, EXIT_OK
+    from recipecli.output import paint, wrap_line
+
+    failures = [
+        (engine, *why)
+        for res in runs
+        for engine in res.engines
+        if (why := _engine_failure(res, engine, strict)) is not None
+    ]
+    findings = [f for res in runs for f in res.findings]
+    warned = any(f.severity == "warning" for f in findings)
+    if all(res.ok(strict) for res in runs):
+        text = _ready_text(runs) + (" (warnings above)" if warned else "")
+        return wrap_line(paint(f"exit {EXIT_OK}", "ok", color) + ": " + text, width)
+    erred = any(f.severity == "error" for f in findings)
+    above = (
+        "errors and warnings" if erred and strict and warned else "errors" if erred else "warnings"
+    )
+    text = f"{_failure_text(failures) or 'failed'} ({above} above)"
+    return wrap_line(paint(f"exit {EXIT_FINDINGS}", "error", color) + ": " + text, width)
