@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, get_args
 
+from recipecli.engines.spec import SpecMethod
 from recipecli.recipes.engines import ENGINES, SERVE_FIELD_TYPES, VENDORS, serve_field_schema
 
 SCALAR = ["string", "integer", "number", "boolean"]
@@ -137,7 +138,7 @@ def _pair_sections() -> dict[str, Any]:
             "additionalProperties": False,
             "required": ["method", "num_speculative_tokens"],
             "properties": {
-                "method": {"type": "string", "enum": ["eagle3"]},
+                "method": {"type": "string", "enum": list(get_args(SpecMethod))},
                 "num_speculative_tokens": {"type": "integer", "minimum": 1},
                 "draft_tensor_parallel_size": {"type": "integer", "minimum": 1},
             },

@@ -129,3 +129,18 @@ def test_a_throw_away_engine_checks():
     # --engine all includes the registered engine after the built-in ones
     got = run_with_toy("check", "--example", "llama3.1-8b-eagle3", "--kernel", "skip", "--json")
     assert list(json.loads(got.stdout)["engines"]) == ["vllm", "tokenspeed", "sglang", "toy"]
+
+
+def test_every_engine_renders_every_method_a_recipe_may_name():
+    # SpecMethod is the one list of recipe methods (the schema's enum reads it); each engine's
+    # builder knows each of them (tokenspeed and SGLang spell eagle3 EAGLE3 in their
+    # --speculative-algorithm choices; vLLM takes the method verbatim)
+    from recipecli.engines.spec import SpecMethod
+    from recipecli.recipes.schema import SCHEMA
+
+    methods = get_args(SpecMethod)
+    assert SCHEMA["properties"]["speculative"]["properties"]["method"]["enum"] == list(methods)
+    for name in get_args(EngineName):
+        for method in methods:
+            flags = dict(engine_spec(name).speculative_flags(method, "d", 3, {}))
+            assert flags, (name, method)
