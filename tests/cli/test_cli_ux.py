@@ -706,27 +706,70 @@ def test_check_recipe_and_hardware_complete():
     assert proc.stdout.split() == ["plain,llama3.1-8b-eagle3"]
 
 
+def _example_stdout(*extra: str) -> tuple[int, str]:
+    """``recipecli check --example llama3.1-8b-eagle3 ...`` as README's reader runs it: piped
+    (no colour), no COLUMNS (no wrapping)."""
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "NO_COLOR")}
+    proc = subprocess.run(
+        [sys.executable, "-m", "recipecli", "check", "--example", "llama3.1-8b-eagle3", *extra],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    return proc.returncode, proc.stdout
+
+
+def _readme() -> str:
+    from pathlib import Path
+
+    return (Path(__file__).resolve().parents[2] / "README.md").read_text()
+
+
+def test_readme_set_up_lines_are_the_examples():
+    """README's set-up block: the first line ends with the vLLM check of the example (exit 0),
+    the second is the all-engine showcase (exit 1), as .ci/run runs them."""
+    import re
+
+    block = re.search(r"## Set-up.*?```bash\n(.*?)```", _readme(), re.S)
+    assert block, "README lost its set-up block"
+    lines = block.group(1).splitlines()
+    assert lines[0].endswith("&& recipecli check --example llama3.1-8b-eagle3 --engine vllm")
+    assert lines[1].split("#")[0].rstrip() == "recipecli check --example llama3.1-8b-eagle3"
+    assert lines[2] == "python -m pytest -q"
+
+
 def test_readme_quick_start_output_is_what_the_example_prints():
     # README shows the first set-up command's output verbatim (piped: no colour, no wrapping)
     pytest.importorskip("torch")
     pytest.importorskip("triton")
     import re
-    import subprocess
-    import sys
-    from pathlib import Path
 
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
-    block = re.search(r"What the first command ends with.*?```text\n(.*?)```", readme, re.S)
+    block = re.search(r"What it prints.*?```text\n(.*?)```", _readme(), re.S)
     assert block, "README lost its quick-start output block"
-    env = {k: v for k, v in __import__("os").environ.items() if k not in ("COLUMNS", "NO_COLOR")}
-    proc = subprocess.run(
-        [sys.executable, "-m", "recipecli", "check", "--example", "llama3.1-8b-eagle3"],
-        capture_output=True,
-        text=True,
-        env=env,
-    )
-    assert proc.returncode == 1
-    assert proc.stdout == block.group(1)
+    rc, out = _example_stdout("--engine", "vllm")
+    assert rc == 0
+    assert out == block.group(1)
+    assert out.splitlines()[-1] == "exit 0: ready on vllm at TP 1, 2, 4, 8"
+
+
+def test_readme_showcase_output_is_what_the_example_prints():
+    """The showcase's sample: its verdicts and errors verbatim, "  ..." for the rest, then its
+    last line, which names the exit code (1: tokenspeed and SGLang cannot load the draft)."""
+    import re
+
+    block = re.search(r"the last line names the exit code:\n\n```text\n(.*?)```", _readme(), re.S)
+    assert block, "README lost its showcase output block"
+    head, tail = block.group(1).split("  ...\n")
+    rc, out = _example_stdout("--kernel", "skip")
+    assert rc == 1
+    start = out.index("vllm        READY")
+    assert out[start:].startswith(head)
+    assert tail == "exit 1: not ready on tokenspeed, sglang (errors above)\n"
+    assert out.endswith("\n\n" + tail)
 
 
 def test_debug_keeps_the_exit_code_of_bad_input():
