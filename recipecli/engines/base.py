@@ -192,6 +192,10 @@ class EngineRun:
         return bool(self.stop)
 
 
+#: A load-path step: reads and extends the run, yields its findings.
+StepFn: TypeAlias = Callable[[EngineRun], Iterable[Finding]]
+
+
 @dataclass(frozen=True)
 class Step:
     """One step of an engine's load path.
@@ -211,7 +215,7 @@ class Step:
     doc: str
     sources: tuple[Source, ...]
     codes: tuple[str, ...]
-    fn: Callable[[EngineRun], Iterable[Finding]]
+    fn: StepFn
 
 
 @dataclass(frozen=True)
@@ -315,12 +319,11 @@ class StepList:
 
     def add(
         self, key: str, title: str, *, sources: Iterable[Source], codes: Iterable[str] = ()
-    ) -> Callable[
-        [Callable[[EngineRun], Iterable[Finding]]], Callable[[EngineRun], Iterable[Finding]]
-    ]:
-        def deco(
-            fn: Callable[[EngineRun], Iterable[Finding]],
-        ) -> Callable[[EngineRun], Iterable[Finding]]:
+    ) -> Callable[[StepFn], StepFn]:
+        """A decorator that appends the decorated function as the :class:`Step` ``key`` (its
+        docstring, whitespace collapsed, becomes :attr:`Step.doc`) and returns it unchanged."""
+
+        def deco(fn: StepFn) -> StepFn:
             doc = " ".join((fn.__doc__ or "").split())
             self.items.append(Step(key, title, doc, tuple(sources), tuple(codes), fn))
             return fn

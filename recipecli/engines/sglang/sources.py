@@ -5,7 +5,7 @@ data, and the step list the step modules add to.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypedDict, cast
 
 from recipecli.engines.base import (
     Source,
@@ -26,6 +26,7 @@ P = "python/sglang/srt/"
 
 
 def src(file: str, function: str, *refs: str) -> Source:
+    """A :class:`Source` in SGLang's repository at the pinned version (``file`` below ``P``)."""
     return Source(REPO, VERSION, P + file, function, tuple(refs))
 
 
@@ -73,11 +74,51 @@ CONTEXT_LEN = src("utils/hf_transformers/common.py", "get_context_length")
 steps = StepList()
 
 
-def _data() -> Mapping[str, Any]:
-    return engine_data(SPEC)
+class _SglangTargetRequired(TypedDict):
+    #: source file of the target class
+    module: str
+    #: the class has ``set_eagle3_layers_to_capture``
+    captures_aux: bool
+    evidence: str
+
+
+class SglangTarget(_SglangTargetRequired, total=False):
+    """A ``targets`` entry; the capture facts only for classes that capture (``rule``) and the
+    target families read by hand (the others)."""
+
+    #: how ids become capture indices (``plus1``, ``plus1_if_first_is_1`` …, ``delegates``)
+    rule: str
+    capture: str
+    #: index L (the last layer's output) is captured
+    final_index: bool
+    #: what an id outside the captured range does (``dropped``, ``raises_forward`` …)
+    not_captured: str
+    capture_evidence: str
+
+
+class SglangData(TypedDict):
+    """SGLang's extracted data (``data/<Pin.data_file>``, ``scripts/engine_data_sglang.py``)."""
+
+    package: str
+    version: str
+    source: str
+    #: architecture -> source file of the registry's ``EntryClass`` export
+    architectures: dict[str, str]
+    #: EAGLE3 draft architecture -> its source file
+    eagle3_drafts: dict[str, str]
+    #: target architecture -> the draft architecture ``_config_draft_model`` renames it to
+    draft_renames: dict[str, str]
+    targets: dict[str, SglangTarget]
+
+
+def _data() -> SglangData:
+    """SGLang's extracted data (:class:`SglangData`), cached by :func:`engine_data`."""
+    return cast(SglangData, engine_data(SPEC))
 
 
 def _eagle_config(cfg: Mapping[str, Any]) -> dict[str, Any]:
+    """A copy of the draft config's ``eagle_config`` mapping, or an empty dict when it has none
+    (or not a mapping)."""
     ec = cfg.get("eagle_config")
     return dict(ec) if isinstance(ec, dict) else {}
 

@@ -4,7 +4,7 @@ data, and the step list the step modules add to.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypedDict, cast
 
 from recipecli.engines.base import (
     Source,
@@ -26,6 +26,7 @@ P = "python/tokenspeed/runtime/"
 
 
 def src(file: str, function: str, *refs: str) -> Source:
+    """A :class:`Source` in tokenspeed's repository at the pinned version (``file`` below ``P``)."""
     return Source(REPO, VERSION, P + file, function, tuple(refs))
 
 
@@ -69,5 +70,37 @@ CONTEXT = src("configs/model_config.py", "ModelConfig.__init__ (context_length c
 steps = StepList()
 
 
-def _data() -> dict[str, Any]:
-    return dict(engine_data(SPEC))
+class TokenspeedTarget(TypedDict):
+    """A ``targets`` entry: facts about one target class, read by hand and verified at the pin."""
+
+    module: str
+    #: its forward hands the draft the captured aux hidden states
+    captures_aux: bool
+    #: a ``BaseTransformerModel`` target (capture index L+1 is the final residual)
+    final_residual: bool
+    #: its embedding is replicated, not vocab-parallel
+    embed_replicated: bool
+    evidence: str
+
+
+class _TokenspeedRequired(TypedDict):
+    commit: str
+    source: str
+    #: architecture -> source file of the registry's ``EntryClass`` export
+    architectures: dict[str, str]
+    #: EAGLE3 draft architecture -> its source file
+    eagle3_drafts: dict[str, str]
+    targets: dict[str, TokenspeedTarget]
+
+
+class TokenspeedData(_TokenspeedRequired, total=False):
+    """tokenspeed's extracted data (``data/<Pin.data_file>``, written by
+    ``scripts/engine_data_tokenspeed.py``)."""
+
+    #: model type -> tokenspeed's own config class (``class``, ``defaults``, ``derived``)
+    config_classes: dict[str, dict[str, Any]]
+
+
+def _data() -> TokenspeedData:
+    """tokenspeed's extracted data (:class:`TokenspeedData`), as a fresh top-level dict."""
+    return cast(TokenspeedData, dict(engine_data(SPEC)))

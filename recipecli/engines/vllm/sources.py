@@ -4,7 +4,7 @@ data, and the step list the step modules add to.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TypedDict, cast
 
 from recipecli.engines.base import (
     Source,
@@ -107,8 +107,24 @@ CACHE_ONLY_ROPE_TYPES = frozenset({"default", "linear", "llama3", "ntk", "propor
 steps = StepList()
 
 
-def _registry() -> dict[str, Any]:
-    """vLLM's extracted data (``data/<Pin.data_file>``): ``eagle3_drafts`` (architecture ->
-    [module, class]) and ``targets`` (architecture -> module, class, ``supports_eagle3``,
-    evidence), as a fresh top-level dict."""
-    return dict(engine_data(SPEC))
+#: A ``targets`` entry: the model class vLLM registers for an architecture, whether it
+#: implements ``SupportsEagle3``, and the file:line that shows it.
+VllmTarget = TypedDict(
+    "VllmTarget", {"module": str, "class": str, "supports_eagle3": bool, "evidence": str}
+)
+
+
+class VllmData(TypedDict):
+    """vLLM's extracted data (``data/<Pin.data_file>``, ``scripts/engine_data_vllm.py``)."""
+
+    version: str
+    source: str
+    #: architecture -> [module, class] of ``_SPECULATIVE_DECODING_MODELS``' EAGLE3 drafts
+    eagle3_drafts: dict[str, list[str]]
+    #: architecture -> its registered target class
+    targets: dict[str, VllmTarget]
+
+
+def _registry() -> VllmData:
+    """vLLM's extracted data (:class:`VllmData`), as a fresh top-level dict."""
+    return cast(VllmData, dict(engine_data(SPEC)))
