@@ -8,6 +8,9 @@ is returned by commands whose checked object has findings of severity ``error``.
 
 from __future__ import annotations
 
+import errno
+import os
+
 EXIT_OK = 0
 EXIT_FINDINGS = 1
 EXIT_BAD_INPUT = 2
@@ -66,3 +69,65 @@ class ReportError(RecipeCliError):
 
 class ConvertError(RecipeCliError):
     """A draft cannot be converted without losing or inventing information."""
+
+
+#: Exit status of a run stopped by Ctrl-C (SIGINT), SIGTERM or SIGHUP: 128 + SIGINT, as shells
+#: report an interrupted command.
+EXIT_INTERRUPTED = 130
+
+#: Exit status after stdout's reader went away (EPIPE, ``recipecli … | head``): 128 + SIGPIPE,
+#: what a shell reports for ``cat`` or ``grep`` stopped the same way. Nothing is printed.
+EXIT_BROKEN_PIPE = 141
+
+# errno -> (what happened, what to do), in recipecli's words (never the C library's text alone)
+_OS_ERRORS: dict[int, tuple[str, str]] = {
+    errno.ENOSPC: ("no space left on the device", "free some space or write somewhere else"),
+    errno.EDQUOT: ("disk quota exceeded", "free some space or write somewhere else"),
+    errno.EFBIG: (
+        "the file would be larger than the file-size limit (`ulimit -f`) or the file system allows",
+        "raise the limit or write somewhere else",
+    ),
+    errno.EACCES: ("permission denied", "check the permissions or give another path"),
+    errno.EPERM: ("operation not permitted", "check the permissions or give another path"),
+    errno.EISDIR: ("it is a directory, not a file", "give a file"),
+    errno.ENOTDIR: ("a folder on the way is a file", "check the path"),
+    errno.ENOENT: ("no such file or directory", "check the path"),
+    errno.ENXIO: (
+        "no such device or address (a FIFO with no reader, or a device that is gone)",
+        "give a regular file",
+    ),
+    errno.ELOOP: ("too many levels of symbolic links (a loop of links)", "give the real path"),
+    errno.EROFS: ("read-only file system", "write somewhere else"),
+    errno.ENAMETOOLONG: ("the file name is too long", "give a shorter path"),
+    errno.EMFILE: ("too many open files", "raise `ulimit -n`"),
+    errno.EIO: ("input/output error", "check the device"),
+}
+
+
+def os_error_parts(exc: OSError) -> tuple[str, str]:
+    """(what happened, what to do) for an OS error, in recipecli's words: the first part ends
+    with the errno's symbolic name in brackets (``ENOSPC``, ``EFBIG``, …) so that it can be
+    looked up; an unknown errno gives its C-library text and no hint (``""``)."""
+    code = exc.errno if isinstance(exc.errno, int) else None
+    name = errno.errorcode.get(code, "") if code is not None else ""
+    what, hint = _OS_ERRORS.get(code if code is not None else -1, (exc.strerror or str(exc), ""))
+    return (f"{what} ({name})" if name else what), hint
+
+
+def os_error_line(exc: OSError) -> str:
+    """One line for an operating-system error no command turned into a ``RecipeCliError``:
+    ``PATH: what happened (ENAME) — what to do`` (:func:`os_error_parts`; the path when the
+    error names one).
+
+    Args:
+        exc: the error (``exc.errno`` may be None for errors raised without one).
+
+    Returns:
+        The line, without the ``recipecli: error:`` prefix; newlines folded.
+    """
+    text, hint = os_error_parts(exc)
+    if exc.filename is not None:
+        text = f"{os.fsdecode(exc.filename)}: {text}"
+    if hint:
+        text = f"{text} — {hint}"
+    return " ".join(text.split())

@@ -8,7 +8,9 @@ torch (or even the modules of other commands). Exit codes are mapped here and no
 
 from __future__ import annotations
 
+import contextlib
 import difflib
+import errno
 import importlib
 import os
 import sys
@@ -16,7 +18,13 @@ import sys
 import click
 
 from recipecli import __version__
-from recipecli.errors import EXIT_BAD_INPUT, RecipeCliError
+from recipecli.errors import (
+    EXIT_BAD_INPUT,
+    EXIT_BROKEN_PIPE,
+    EXIT_INTERRUPTED,
+    RecipeCliError,
+    os_error_line,
+)
 from recipecli.output import color_enabled, paint
 
 #: Options of the top-level group that are accepted anywhere on the command line (before ``--``).
@@ -77,8 +85,25 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
 }
 
 
+class _Carried(Exception):
+    """Carries Ctrl-C or an OS error out of click to :func:`main`: click would otherwise print a
+    blank line before re-raising Ctrl-C, and turn EPIPE into a silent exit 1 (the findings
+    code)."""
+
+    def __init__(self, inner: BaseException):
+        super().__init__(str(inner))
+        self.inner = inner
+
+
 class LazyGroup(click.Group):
     """A click group whose subcommands are imported on first use."""
+
+    def invoke(self, ctx: click.Context) -> object:
+        """Run the subcommand; Ctrl-C and OS errors leave click as :class:`_Carried`."""
+        try:
+            return super().invoke(ctx)
+        except (KeyboardInterrupt, OSError) as exc:
+            raise _Carried(exc) from exc
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return list(COMMANDS)
@@ -165,33 +190,91 @@ def _error_prefix(args: list[str]) -> str:
     return paint("recipecli: error:", "error", color_enabled(sys.stderr, no_color=no_color))
 
 
+def _say(line: str) -> None:
+    """Print one line on stderr; a stderr that is gone or full is not an error of its own."""
+    with contextlib.suppress(OSError, ValueError):
+        click.echo(line, err=True)
+
+
+def _quiet_stdout() -> None:
+    """Point stdout at /dev/null after its reader went away (EPIPE), so that the interpreter's
+    last flush at exit raises nothing (Python's own advice for a closed pipe)."""
+    with contextlib.suppress(OSError, ValueError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+
+
+def _show_traceback(args: list[str]) -> None:
+    if _debug_requested(args):
+        import traceback
+
+        traceback.print_exc()  # --debug shows where; the exit code stays the error's own
+
+
+def _fail(args: list[str], exc: BaseException) -> int:
+    """The exit code of an error that reached :func:`main`, after its one line on stderr.
+
+    Ctrl-C (and SIGTERM/SIGHUP, which the writers turn into ``KeyboardInterrupt``): "recipecli:
+    interrupted", 130. EPIPE (stdout's reader went away): nothing, 141. Any other OS error:
+    :func:`recipecli.errors.os_error_line`, 2. ``MemoryError``: one line, 2. The error family:
+    its one line and its own exit code.
+    """
+    if isinstance(exc, _Carried):
+        exc = exc.inner
+    if isinstance(exc, OSError) and exc.errno == errno.EPIPE:
+        _quiet_stdout()
+        return EXIT_BROKEN_PIPE
+    _show_traceback(args)
+    if isinstance(exc, (KeyboardInterrupt, click.exceptions.Abort)):
+        _say("recipecli: interrupted")
+        return EXIT_INTERRUPTED
+    if isinstance(exc, RecipeCliError):
+        _say(f"{_error_prefix(args)} {exc.one_line()}")
+        return exc.exit_code
+    if isinstance(exc, OSError):
+        _say(f"{_error_prefix(args)} {os_error_line(exc)}")
+        return EXIT_BAD_INPUT
+    if isinstance(exc, MemoryError):
+        _say(f"{_error_prefix(args)} out of memory — give smaller sizes (see the command's --help)")
+        return EXIT_BAD_INPUT
+    raise exc
+
+
+def _click_error(args: list[str], exc: click.ClickException) -> int:
+    """The one line and exit code (2) of click's own errors (usage, bad option values)."""
+    msg = " ".join(exc.format_message().split())
+    if isinstance(exc, click.UsageError):
+        where = exc.ctx.command_path if exc.ctx is not None else "recipecli"
+        msg = f"{msg} (see '{where} --help')"
+    _say(f"{_error_prefix(args)} {msg}")
+    return EXIT_BAD_INPUT
+
+
+def _flushed(rv: object) -> int:
+    """``rv`` as the exit code, once stdout is flushed (a full device or a closed pipe fails
+    here when the command's last lines were still buffered)."""
+    sys.stdout.flush()
+    return rv if isinstance(rv, int) else 0
+
+
 def main(argv: list[str] | None = None) -> None:
-    """Console-script entry point: run the CLI and map the error family to exit codes."""
+    """Console-script entry point: run the CLI and map errors to one line and an exit code.
+
+    0 ok, 1 findings of severity error, 2 bad input, usage or an OS error (full disk, file-size
+    limit, permissions, …), 130 interrupted (Ctrl-C, SIGTERM, SIGHUP), 141 stdout closed by its
+    reader (quietly). No traceback unless ``--debug`` (or ``RECIPECLI_DEBUG=1``).
+    """
     args = hoist_global_flags(list(sys.argv[1:] if argv is None else argv))
     try:
-        rv = cli.main(args=args, prog_name="recipecli", standalone_mode=False)
-    except RecipeCliError as exc:
-        if _debug_requested(args):
-            import traceback
-
-            traceback.print_exc()  # --debug shows where; the exit code stays the error's own
-        click.echo(f"{_error_prefix(args)} {exc.one_line()}", err=True)
-        sys.exit(exc.exit_code)
-    except click.exceptions.Exit as exc:
-        sys.exit(exc.exit_code)
-    except click.UsageError as exc:
-        where = exc.ctx.command_path if exc.ctx is not None else "recipecli"
-        msg = " ".join(exc.format_message().split())
-        click.echo(f"{_error_prefix(args)} {msg} (see '{where} --help')", err=True)
-        sys.exit(EXIT_BAD_INPUT)
-    except click.ClickException as exc:
-        msg = " ".join(exc.format_message().split())
-        click.echo(f"{_error_prefix(args)} {msg}", err=True)
-        sys.exit(EXIT_BAD_INPUT)
-    except click.exceptions.Abort:
-        click.echo("recipecli: aborted", err=True)
-        sys.exit(130)
-    except KeyboardInterrupt:
-        click.echo("recipecli: interrupted", err=True)
-        sys.exit(130)
-    sys.exit(rv if isinstance(rv, int) else 0)
+        try:
+            code = _flushed(cli.main(args=args, prog_name="recipecli", standalone_mode=False))
+        except click.exceptions.Exit as exc:
+            code = exc.exit_code
+        except click.ClickException as exc:
+            code = _click_error(args, exc)
+        except (_Carried, RecipeCliError, OSError, MemoryError, click.exceptions.Abort) as exc:
+            code = _fail(args, exc)
+    except KeyboardInterrupt as exc:  # also one that lands while an error above is handled
+        code = _fail(args, exc)
+    sys.exit(code)

@@ -3,6 +3,7 @@ and put OUT in place only after all of that passed."""
 
 from __future__ import annotations
 
+import errno
 import os
 import shutil
 import time
@@ -20,16 +21,19 @@ from recipecli.convert.reader import TensorReader, open_reader
 from recipecli.convert.result import ConvertResult, Verification
 from recipecli.convert.verify import Verifier, verify_reopened
 from recipecli.convert.write import fsync_tree, make_temp_out, write_new_file, write_output
-from recipecli.errors import ConvertError, UsageError
+from recipecli.errors import ConvertError, UsageError, os_error_parts
 from recipecli.safe_write import (
     CONVERT_MARKER,
+    STAGING_MARKER,
     Input,
     checkpoint_inputs,
     convert_marker_text,
     fsync_dir,
     interrupt_on_signals,
+    mark_staging,
     path_inputs,
     prepare_dir,
+    remove_stale_staging,
     replace_dir,
 )
 
@@ -131,7 +135,7 @@ def _write_verified(
             plan, reader, tmp, progress=progress, fsync=False, on_written=verifier.submit
         )
         # the mark that lets a later --force replace this folder, and only its files
-        files = sorted(p.name for p in tmp.iterdir())
+        files = sorted(p.name for p in tmp.iterdir() if p.name != STAGING_MARKER)
         write_new_file(tmp / CONVERT_MARKER, convert_marker_text(files, plan.options.to))
         written = True
     finally:
@@ -161,6 +165,7 @@ def _put_in_place(
     """Rename ``tmp`` to OUT, checking OUT again first (it may have changed meanwhile)."""
     out_abs, owned = prepare_dir(out, inputs=inputs, **where)
     try:
+        os.unlink(tmp / STAGING_MARKER)  # OUT holds only what its marker lists
         left = replace_dir(tmp, out_abs, owned)
     except OSError as exc:
         raise UsageError(
@@ -189,6 +194,9 @@ def _convert(
     out = Path(out_arg)
     ck, target_ck, inputs, where = _open_sources(draft, out, options, target)
     out_abs, _owned = prepare_dir(out, inputs=inputs, **where)
+    for name in remove_stale_staging(out_abs):
+        if log:
+            log(f"removed {name}, the temporary folder of a convert onto {out} that was killed")
     reader = open_reader(ck)
     try:
         plan = plan_conversion(ck, options, target_ck)
@@ -196,16 +204,22 @@ def _convert(
             if log:
                 log(note)
         tmp = make_temp_out(out_abs)
+        lock: int | None = None
         try:
+            lock = mark_staging(tmp)
             shards, verification = _write_verified(plan, reader, tmp, progress, fsync)
             check_res = None
             notes: list[str] = []
             if target_ck is not None and run_target_check:
                 check_res = _post_check(target_ck, verification["out_checkpoint"], options, notes)
             _put_in_place(tmp, out, inputs, where, fsync, notes)
-        except BaseException:
+        except BaseException as exc:
             shutil.rmtree(tmp, ignore_errors=True)
+            _raise_write_error(exc, out)
             raise
+        finally:
+            if lock is not None:
+                os.close(lock)
     finally:
         reader.close()
     seconds = time.perf_counter() - t0
@@ -217,6 +231,20 @@ def _convert(
     return ConvertResult(
         ck.display_name, str(out), plan, shards, verification, check_res, seconds, notes
     )
+
+
+#: OS errors of a write that no retry on the same OUT can fix: convert names OUT for them.
+_WRITE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS})
+
+
+def _raise_write_error(exc: BaseException, out: Path) -> None:
+    """Raise a write-side OS error (full disk, file-size limit, read-only) as one line naming
+    OUT (the temporary folder is already gone); return for any other exception."""
+    if isinstance(exc, OSError) and exc.errno in _WRITE_ERRNOS:
+        what, hint = os_error_parts(exc)
+        raise UsageError(
+            f"cannot write OUT: {what}; nothing was left behind", path=str(out), hint=hint
+        ) from None
 
 
 def _post_check(

@@ -39,9 +39,12 @@ from recipecli.safe_write.files import (
 from recipecli.safe_write.folders import (
     CONVERT_MARKER,
     CONVERT_MARKER_KEY,
+    STAGING_MARKER,
     convert_marker_text,
+    mark_staging,
     prepare_dir,
     read_convert_marker,
+    remove_stale_staging,
     replace_dir,
 )
 from recipecli.safe_write.kinds import (
@@ -69,6 +72,7 @@ __all__ = [
     "RECOGNISE_MAX_BYTES",
     "REPORT",
     "SNAPSHOT",
+    "STAGING_MARKER",
     "Input",
     "OutputKind",
     "check_inputs",
@@ -79,10 +83,12 @@ __all__ = [
     "fsync_dir",
     "generated_page_kind",
     "interrupt_on_signals",
+    "mark_staging",
     "path_inputs",
     "prepare_dir",
     "prepare_file",
     "read_convert_marker",
+    "remove_stale_staging",
     "replace_dir",
     "write_file",
 ]

@@ -5,6 +5,7 @@ folder or a previous ``convert`` output holding nothing but the files its marker
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import os
 import stat
@@ -203,3 +204,95 @@ def replace_dir(tmp: Path, out: Path, owned: list[str] | None) -> str | None:
     except OSError:
         return f"the previous {out.name} gained files while converting; kept them in {backup}"
     return None
+
+
+#: File in the temporary folder a running ``convert`` writes into (``.OUT.tmp-XXXXXXXX``): marks
+#: it as recipecli's own. The running convert holds an ``flock`` on the folder; the lock goes
+#: with the process (also on SIGKILL), so a marked folder nobody holds is a stale one.
+STAGING_MARKER = ".recipecli-convert-staging"
+STAGING_MARKER_TEXT = '{"recipecli_convert_staging": 1}\n'
+
+
+def _staging_prefix(out: Path) -> str:
+    return f".{out.name}.tmp-"
+
+
+def mark_staging(tmp: Path) -> int:
+    """Mark ``tmp`` (a new temporary folder of ``convert``) as recipecli's and lock it.
+
+    Returns:
+        The descriptor holding the lock: keep it open while ``tmp`` is in use, close it after.
+
+    Raises:
+        OSError: the marker cannot be written (a full disk, …).
+    """
+    fd = os.open(tmp, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        marker = os.open(tmp / STAGING_MARKER, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        with os.fdopen(marker, "w", encoding="utf-8") as fh:
+            fh.write(STAGING_MARKER_TEXT)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _stale(folder: Path) -> bool:
+    """Whether ``folder`` is a marked staging folder that no running process holds."""
+    try:
+        st = os.lstat(folder)
+        if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid():
+            return False
+        if _read_head(folder / STAGING_MARKER, 256) != STAGING_MARKER_TEXT.encode():
+            return False
+        fd = os.open(folder, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:  # a running convert holds it
+        return False
+    finally:
+        os.close(fd)
+    return True
+
+
+def _ours(name: str) -> bool:
+    """Names ``convert`` writes into its temporary folder."""
+    return name in (
+        STAGING_MARKER,
+        CONVERT_MARKER,
+        "config.json",
+        "model.safetensors.index.json",
+    ) or (name.endswith(".safetensors") and "/" not in name)
+
+
+def remove_stale_staging(out: Path) -> list[str]:
+    """Remove the temporary folders of killed ``convert`` runs onto ``out``.
+
+    Only folders next to ``out`` named ``.OUT.tmp-*``, owned by this user, holding
+    :data:`STAGING_MARKER` and locked by nobody; in them only the files ``convert`` writes
+    (shards, config.json, the index, the markers). A folder holding anything else keeps it
+    (and stays); a running convert's folder (locked) is never touched.
+
+    Returns:
+        The names of the folders removed.
+    """
+    prefix = _staging_prefix(out)
+    try:
+        names = sorted(n for n in os.listdir(out.parent) if n.startswith(prefix))
+    except OSError:
+        return []
+    removed = []
+    for name in names:
+        folder = out.parent / name
+        if not _stale(folder):
+            continue
+        with contextlib.suppress(OSError):
+            for entry in os.scandir(folder):
+                if entry.is_file(follow_symlinks=False) and _ours(entry.name):
+                    os.unlink(entry.path)
+            os.rmdir(folder)
+            removed.append(name)
+    return removed
