@@ -232,6 +232,158 @@ def analyse_class(mod: str, cls_name: str):
     }
 
 
+#: the class attribute Model Runner V2 reads on the target's inner decoder before it runs EAGLE3
+#: with pipeline parallelism (vllm/v1/worker/gpu/spec_decode/eagle/eagle3_utils.py
+#: verify_supports_aux_hidden_states_over_pp; default False on interfaces.EagleModelMixin)
+PP_ATTR = "supports_aux_hidden_states_over_pp"
+#: the attributes _inner_decoder follows: model.get_language_model() / model.language_model, then
+#: its ``.model``
+DECODER_ATTR = "model"
+LANGUAGE_MODEL_ATTRS = ("language_model",)
+
+
+def _class_node(mod: str, cls_name: str):
+    r = resolve_name(mod, cls_name)
+    return (r[1], r[2]) if r and r[0] == "class" else None
+
+
+def _base_classes(mod: str, node: ast.ClassDef):
+    for b in node.bases:
+        br = resolve_expr(mod, b)
+        if br and br[0] == "class":
+            yield br[1], br[2]
+
+
+def class_attr(mod: str, node: ast.ClassDef, name: str, depth: int = 0):
+    """(value, "file:line") of a literal class attribute ``name`` found first along the bases
+    (depth first, in base order, as Python's MRO does for single-branch chains), else None."""
+    if depth > 30:
+        return None
+    path = parse(mod)[0]
+    for stmt in node.body:
+        target = None
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
+            target, value = stmt.targets[0], stmt.value
+        elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None:
+            target, value = stmt.target, stmt.value
+        if isinstance(target, ast.Name) and target.id == name:
+            try:
+                return ast.literal_eval(value), f"{rel(path)}:{stmt.lineno}"
+            except ValueError:
+                return None
+    for bmod, bnode in _base_classes(mod, node):
+        found = class_attr(bmod, bnode, name, depth + 1)
+        if found is not None:
+            return found
+    return None
+
+
+def _find_member(mod: str, node: ast.ClassDef, name: str, depth: int = 0):
+    """(module, statement) of the first definition of ``name`` (a method, or a class attribute
+    assignment) along the class and its bases."""
+    if depth > 30:
+        return None
+    for stmt in node.body:
+        if isinstance(stmt, ast.FunctionDef) and stmt.name == name:
+            return mod, stmt
+        if isinstance(stmt, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == name for t in stmt.targets
+        ):
+            return mod, stmt
+    for bmod, bnode in _base_classes(mod, node):
+        found = _find_member(bmod, bnode, name, depth + 1)
+        if found is not None:
+            return found
+    return None
+
+
+def _called_class(mod: str, node: ast.ClassDef, func: ast.expr, where: str):
+    """The class a call of ``func`` (inside a method of the class ``node``, defined in module
+    ``where``) builds: ``LlamaModel(...)``, ``self.model_cls(...)`` (a class attribute, looked up
+    from ``node`` so a subclass's override wins), ``self._init_model(...)`` (a method whose
+    ``return`` builds it)."""
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
+        member = _find_member(mod, node, func.attr)
+        if member is None:
+            return None
+        mmod, stmt = member
+        if isinstance(stmt, ast.Assign):
+            r = resolve_expr(mmod, stmt.value)
+            return (r[1], r[2]) if r and r[0] == "class" else None
+        for ret in ast.walk(stmt):
+            if isinstance(ret, ast.Return) and isinstance(ret.value, ast.Call):
+                r = resolve_expr(mmod, ret.value.func)
+                if r and r[0] == "class":
+                    return r[1], r[2]
+        return None
+    r = resolve_expr(where, func)
+    return (r[1], r[2]) if r and r[0] == "class" else None
+
+
+def _inits(mod: str, node: ast.ClassDef, depth: int = 0):
+    """Every ``__init__`` along the class and its bases, nearest first: (module, function)."""
+    if depth > 30:
+        return
+    for stmt in node.body:
+        if isinstance(stmt, ast.FunctionDef) and stmt.name == "__init__":
+            yield mod, stmt
+    for bmod, bnode in _base_classes(mod, node):
+        yield from _inits(bmod, bnode, depth + 1)
+
+
+def _self_assign(mod: str, node: ast.ClassDef, attr: str):
+    """The class that the nearest ``__init__`` assigning ``self.<attr>`` with a call builds
+    (``self.model = LlamaModel(...)``; an ``__init__`` that only calls ``super().__init__`` passes
+    to its base's); ``("call", text)`` when the call builds no class found statically; None when
+    no ``__init__`` assigns it."""
+    for where, fn in _inits(mod, node):
+        for stmt in ast.walk(fn):
+            if not (isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Call)):
+                continue
+            for t in stmt.targets:
+                if (
+                    isinstance(t, ast.Attribute)
+                    and t.attr == attr
+                    and isinstance(t.value, ast.Name)
+                    and t.value.id == "self"
+                ):
+                    found = _called_class(mod, node, stmt.value.func, where)
+                    return found if found is not None else ("call", ast.unparse(stmt.value.func))
+    return None
+
+
+def aux_over_pp(mod: str, cls_name: str, depth: int = 0) -> dict[str, Any]:
+    """Whether Model Runner V2 runs EAGLE3 with PP on this target: the inner decoder's
+    ``supports_aux_hidden_states_over_pp`` (``{"aux_over_pp": bool | None, "decoder": ...,
+    "evidence": ...}``; None when the decoder is built at run time, e.g. a multimodal target's
+    ``language_model`` from the HF config)."""
+    found = _class_node(mod, cls_name)
+    if found is None:
+        return {"aux_over_pp": None, "decoder": None, "evidence": f"class {cls_name} not found"}
+    cmod, node = found
+    for attr in LANGUAGE_MODEL_ATTRS:
+        lm = _self_assign(cmod, node, attr)
+        if lm is not None and lm[0] != "call" and depth < 3:
+            inner = aux_over_pp(lm[0], lm[1].name, depth + 1)
+            return {**inner, "decoder": f"{attr}: {inner['decoder']}"}
+        if lm is not None:
+            return {"aux_over_pp": None, "decoder": f"{attr}: {_shown(lm)}", "evidence": "run time"}
+    dec = _self_assign(cmod, node, DECODER_ATTR)
+    if dec is None or dec[0] == "call":
+        shown = _shown(dec) if dec else None
+        return {"aux_over_pp": None, "decoder": shown, "evidence": "decoder not resolved"}
+    value = class_attr(dec[0], dec[1], PP_ATTR)
+    return {
+        "aux_over_pp": bool(value[0]) if value else False,
+        "decoder": f"{dec[0]}.{dec[1].name}",
+        "evidence": value[1] if value else "EagleModelMixin default (False)",
+    }
+
+
+def _shown(found) -> str:
+    return found[1] if found[0] == "call" else f"{found[0]}.{found[1].name}"
+
+
 def registry_dicts():
     tree = ast.parse((ROOT / "vllm/model_executor/models/registry.py").read_text())
     out = {}
@@ -272,6 +424,11 @@ def vllm_registry(root: Path, version: str) -> dict:
                 "supports_eagle3": bool(a["eagle3"]),
                 "evidence": a["eagle3"] or a.get("where") or f"class {c} not found in {mod}",
             }
+            if a["eagle3"]:
+                pp = aux_over_pp(mod, c)
+                targets[arch]["aux_over_pp"] = pp["aux_over_pp"]
+                targets[arch]["decoder"] = pp["decoder"]
+                targets[arch]["aux_over_pp_evidence"] = pp["evidence"]
     return {
         "version": version,
         "source": f"vllm {version} wheel (PyPI), static ast scan by scripts/build_engine_data.py",

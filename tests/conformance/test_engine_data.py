@@ -63,3 +63,25 @@ def test_transformers_defaults_match_the_installed_config_classes(model_type):
             continue  # None defaults are filled from other fields in __post_init__
         assert getattr(cfg, key) == value, key
     assert importlib.import_module(type(cfg).__module__)
+
+
+def test_aux_over_pp_matches_the_decoder_classes_vllm_imports():
+    # Model Runner V2 runs EAGLE3 with pipeline parallelism only when the target's inner decoder
+    # declares supports_aux_hidden_states_over_pp (vllm/v1/worker/gpu/spec_decode/eagle/
+    # eagle3_utils.py verify_supports_aux_hidden_states_over_pp; EagleModelMixin's default is
+    # False). The extractor reads it statically; here vLLM's own classes answer.
+    committed = json.loads((DATA / PIN.data_file).read_text())["targets"]
+    checked = 0
+    for arch, entry in sorted(committed.items()):
+        decoder = entry.get("decoder")
+        if entry.get("aux_over_pp") is None or not decoder:
+            continue
+        module, _, cls = decoder.rpartition(": ")[2].rpartition(".")
+        try:
+            decoder_cls = getattr(importlib.import_module(module), cls)
+        except Exception:  # a model module that needs a CUDA-only dependency to import
+            continue
+        got = bool(getattr(decoder_cls, "supports_aux_hidden_states_over_pp", False))
+        assert got == entry["aux_over_pp"], arch
+        checked += 1
+    assert checked >= 30
