@@ -3,6 +3,7 @@ orphans, never overwrite a file that is not a generated page, and ``--check`` (w
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -185,9 +186,12 @@ def _compare(
 ) -> tuple[list[str], list[str], list[str], list[str]]:
     """(missing, stale, unchanged, foreign) page names: ``foreign`` exist without being
     generated pages (:func:`is_generated`)."""
+    from recipecli.safe_write import check_within
+
     missing, stale, same, foreign = [], [], [], []
     for name, text in sorted(pages.items()):
         path = out / name
+        check_within(path, out, what="page", noun="-o DIR")  # read nothing through such a link
         if not path.exists() and not path.is_symlink():
             missing.append(name)
         elif not is_generated(path):
@@ -246,9 +250,16 @@ def sync(
     orphans = find_orphans(pages, out)
     if check:
         return SyncResult(tuple(missing), tuple(stale), tuple(orphans), unchanged=tuple(same))
+    created = not out.exists()
     ensure_output_dir(out)
     written = (*missing, *stale)
-    _write(out, {name: pages[name] for name in written}, orphans, inputs)
+    try:
+        _write(out, {name: pages[name] for name in written}, orphans, inputs)
+    except BaseException:
+        if created:  # a failed run leaves no empty folder behind
+            with contextlib.suppress(OSError):
+                out.rmdir()
+        raise
     return SyncResult(
         tuple(missing), tuple(stale), tuple(orphans), written, tuple(orphans), tuple(same)
     )
@@ -260,25 +271,24 @@ def _write(
     orphans: Sequence[str],
     inputs: Sequence[tuple[str, str | os.PathLike[str]]],
 ) -> None:
-    """Write ``pages`` into ``out`` (atomically, each over nothing or a generated page), then
-    delete the ``orphans`` (none of them one of the ``inputs``).
+    """Write ``pages`` into ``out`` (all or none, each over nothing or a generated page, never
+    through a link out of ``out``), then delete the ``orphans`` (none of them one of the
+    ``inputs``; a link is removed, never what it points to).
 
     Raises:
         UsageError: a page cannot be written, or an orphan is an input.
     """
     from recipecli.docsgen.engine_pages import ENGINE_MARKER
-    from recipecli.output import atomic_write_text
-    from recipecli.safe_write import check_inputs, generated_page_kind
+    from recipecli.safe_write import check_inputs, generated_page_kind, write_files
 
-    for name, text in pages.items():
-        atomic_write_text(
-            out / name,
-            text,
-            kind=generated_page_kind(GENERATED_MARKER, ENGINE_MARKER),
-            what="page",
-            noun="-o DIR",
-            inputs=inputs,
-        )
+    write_files(
+        {out / name: text.encode("utf-8") for name, text in pages.items()},
+        kind=generated_page_kind(GENERATED_MARKER, ENGINE_MARKER),
+        what="page",
+        noun="-o DIR",
+        inputs=inputs,
+        within=out,
+    )
     for name in orphans:
         check_inputs(out / name, inputs, what="page", noun="-o DIR")
         (out / name).unlink()

@@ -35,6 +35,7 @@ from recipecli.safe_write.files import (
     interrupt_on_signals,
     prepare_file,
     write_file,
+    write_files,
 )
 from recipecli.safe_write.folders import (
     CONVERT_MARKER,
@@ -60,6 +61,7 @@ from recipecli.safe_write.paths import (
     Input,
     check_inputs,
     check_parent,
+    check_within,
     checkpoint_inputs,
     path_inputs,
 )
@@ -77,6 +79,7 @@ __all__ = [
     "OutputKind",
     "check_inputs",
     "check_parent",
+    "check_within",
     "checkpoint_inputs",
     "convert_marker_text",
     "current_umask",
@@ -91,4 +94,5 @@ __all__ = [
     "remove_stale_staging",
     "replace_dir",
     "write_file",
+    "write_files",
 ]

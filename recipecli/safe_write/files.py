@@ -10,12 +10,12 @@ import signal
 import stat
 import tempfile
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from types import FrameType
 from typing import NoReturn
 
-from recipecli.errors import UsageError
+from recipecli.errors import UsageError, os_error_parts
 from recipecli.safe_write.kinds import OutputKind
 from recipecli.safe_write.paths import (
     Input,
@@ -24,6 +24,7 @@ from recipecli.safe_write.paths import (
     _stat_or_none,
     check_inputs,
     check_parent,
+    check_within,
 )
 from recipecli.safeio import file_kind
 
@@ -50,11 +51,13 @@ def prepare_file(
     kind: OutputKind | None,
     inputs: Iterable[Input] = (),
     existing: bool = True,
+    within: str | os.PathLike[str] | None = None,
 ) -> Path:
     """Check that ``dest`` may be written as a ``kind`` output; nothing is written.
 
-    A symbolic link is followed (the file it names is the destination). ``dest`` may be missing,
-    an empty regular file, or a previous output that ``kind`` recognises.
+    A symbolic link is followed (the file it names is the destination), unless ``within`` is
+    given and the link leads out of that folder (:func:`check_within`). ``dest`` may be
+    missing, an empty regular file, or a previous output that ``kind`` recognises.
 
     Args:
         dest: the file to write.
@@ -66,6 +69,8 @@ def prepare_file(
         existing: also check that an existing file is a previous ``kind`` output; False for an
             early check made before all inputs are known (so that the later check can say
             which input a file is).
+        within: the folder the user gave (``docs -o DIR``): ``dest`` lies in it and no link
+            may take the write out of it.
 
     Returns:
         The path that will be replaced (links resolved).
@@ -74,6 +79,8 @@ def prepare_file(
         UsageError: one line; see the module docstring.
     """
     given = Path(dest)
+    if within is not None:
+        check_within(given, within, what=what, noun=noun)
     final = _real(given) if given.is_symlink() else given
     st = _stat_or_none(os.stat, final, given=given, what=what, noun=noun)
     if st is not None and not stat.S_ISREG(st.st_mode):
@@ -151,6 +158,36 @@ def current_umask() -> int:
     return mask
 
 
+def _stage(final: Path, data: bytes) -> str:
+    """Write ``data`` to a new temporary file next to ``final`` (mode ``0o666 & ~umask``,
+    flushed with ``fsync``) and return its name; on any failure or signal it is removed."""
+    tmp: str | None = None
+    try:
+        with _signals_blocked():
+            fd, tmp = tempfile.mkstemp(prefix=f".{final.name}.", suffix=".tmp", dir=final.parent)
+        with os.fdopen(fd, "wb") as fh:
+            os.fchmod(fh.fileno(), 0o666 & ~current_umask())
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+    except BaseException:
+        if tmp is not None:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
+        raise
+    return tmp
+
+
+def _write_error(exc: OSError, dest: str | os.PathLike[str], what: str, noun: str) -> UsageError:
+    """The one line of a failed write: what happened in recipecli's words, nothing left."""
+    why, hint = os_error_parts(exc)
+    return UsageError(
+        f"cannot write {what}: {why}; nothing was written",
+        path=str(dest),
+        hint=hint or f"give another {noun}",
+    )
+
+
 def write_file(
     dest: str | os.PathLike[str],
     data: bytes,
@@ -159,6 +196,7 @@ def write_file(
     noun: str,
     kind: OutputKind | None,
     inputs: Iterable[Input] = (),
+    within: str | os.PathLike[str] | None = None,
 ) -> Path:
     """Check ``dest`` (:func:`prepare_file`) and replace it atomically with ``data``.
 
@@ -166,7 +204,7 @@ def write_file(
     removed and ``dest`` is untouched.
 
     Args:
-        dest, what, noun, kind, inputs: see :func:`prepare_file`.
+        dest, what, noun, kind, inputs, within: see :func:`prepare_file`.
         data: the file's bytes.
 
     Returns:
@@ -174,35 +212,60 @@ def write_file(
 
     Raises:
         UsageError: refused (:func:`prepare_file`), or the write failed (permissions, full or
-            read-only file system); one line.
+            read-only file system, file-size limit); one line.
+    """
+    return write_files({dest: data}, what=what, noun=noun, kind=kind, inputs=inputs, within=within)[
+        0
+    ]
+
+
+def write_files(
+    files: Mapping[str | os.PathLike[str], bytes],
+    *,
+    what: str,
+    noun: str,
+    kind: OutputKind | None,
+    inputs: Iterable[Input] = (),
+    within: str | os.PathLike[str] | None = None,
+) -> list[Path]:
+    """Replace several files all or none: each is checked (:func:`prepare_file`) and staged in
+    a temporary file next to it first; only when every one is on disk are they renamed into
+    place. A failure or signal while staging removes every temporary file and changes nothing.
+
+    Args:
+        files: ``{destination: bytes}`` (written in this order).
+        what, noun, kind, inputs, within: see :func:`prepare_file`.
+
+    Returns:
+        The paths written (links resolved), in order.
+
+    Raises:
+        UsageError: a destination is refused, or a write failed (full disk, file-size limit,
+            permissions); one line naming the destination.
     """
     inputs = list(inputs)
-    final = prepare_file(dest, what=what, noun=noun, kind=kind, inputs=inputs)
-    tmp: str | None = None
+
+    def check(dest: str | os.PathLike[str]) -> Path:
+        return prepare_file(dest, what=what, noun=noun, kind=kind, inputs=inputs, within=within)
+
+    items = [(dest, data, check(dest)) for dest, data in files.items()]
+    staged: dict[Path, str] = {}
+    current: str | os.PathLike[str] = ""
     with interrupt_on_signals():
         try:
-            with _signals_blocked():
-                fd, tmp = tempfile.mkstemp(
-                    prefix=f".{final.name}.", suffix=".tmp", dir=final.parent
-                )
-            with os.fdopen(fd, "wb") as fh:
-                os.fchmod(fh.fileno(), 0o666 & ~current_umask())
-                fh.write(data)
-                fh.flush()
-                os.fsync(fh.fileno())
-            # the destination may have changed while we wrote (a FIFO created meanwhile)
-            prepare_file(dest, what=what, noun=noun, kind=kind, inputs=inputs)
-            os.replace(tmp, final)
-            tmp = None
-            fsync_dir(final.parent)
+            for dest, data, final in items:
+                current = dest  # named by the error line should this one fail
+                staged[final] = _stage(final, data)
+            for current, _data, final in items:
+                check(current)  # the destination may have changed meanwhile (a FIFO created)
+                os.replace(staged[final], final)
+                del staged[final]
+            for folder in {final.parent for _d, _b, final in items}:
+                fsync_dir(folder)
         except OSError as exc:
-            raise UsageError(
-                f"cannot write {what}: {exc.strerror or exc}",
-                path=str(dest),
-                hint=f"give another {noun}",
-            ) from None
+            raise _write_error(exc, current, what, noun) from None
         finally:
-            if tmp is not None:
+            for tmp in staged.values():
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(tmp)
-    return final
+    return [final for _d, _b, final in items]

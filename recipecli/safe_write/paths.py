@@ -171,6 +171,30 @@ def check_parent(dest: str | os.PathLike[str], *, what: str, noun: str) -> Path:
     )
 
 
+def check_within(
+    dest: str | os.PathLike[str], folder: str | os.PathLike[str], *, what: str, noun: str
+) -> None:
+    """Refuse a ``dest`` in ``folder`` that a symbolic link takes out of ``folder``.
+
+    ``dest`` (or the link it is) must end up directly in ``folder`` once links are resolved:
+    a page ``DIR/x.md`` that links to ``../elsewhere.txt`` or ``/etc/x`` is never written
+    through. ``folder`` itself may be a link (it is the folder the user gave).
+
+    Raises:
+        UsageError: one line naming ``dest`` and where the link leads.
+    """
+    dest = Path(dest)
+    if not dest.is_symlink():
+        return
+    if _real(dest).parent != _real(Path(folder)):
+        raise UsageError(
+            f"cannot write {what}: it is a symbolic link to {os.readlink(dest)}, outside "
+            f"{folder}; recipecli never writes through a link out of the folder given",
+            path=str(dest),
+            hint=f"remove the link or give another {noun}",
+        )
+
+
 def _read_head(path: Path, n: int) -> bytes | None:
     """First ``n`` bytes of regular file ``path`` (opened without blocking); None otherwise."""
     try:
