@@ -121,8 +121,15 @@ WORKLOAD_KEYS: frozenset[str] = frozenset(
     }
 )
 
-RECORDING_FLAGS: tuple[str, ...] = ("--label", "--result-filename", "--metadata")
-"""Flags recipecli adds to every rendered bench command unless the recipe or --set gives them."""
+RECORDING_FLAGS: tuple[str, ...] = ("--label", "--save-result", "--result-filename", "--metadata")
+"""Flags recipecli adds to every rendered bench command unless the recipe or --set gives them
+(``--save-result`` also not when ``--append-result`` is given: vLLM saves the result with
+either, vllm v0.33.0 vllm/benchmarks/serve.py main)."""
+
+#: ``vllm bench serve`` switches that make it write the result JSON (v0.33.0
+#: vllm/benchmarks/serve.py main: ``if args.save_result or args.append_result``; without one,
+#: ``--result-filename`` and ``--result-dir`` are read for nothing and no file is written).
+SAVE_FLAGS: tuple[str, ...] = ("--save-result", "--append-result")
 
 
 def bench_label(res: Resolved) -> str:
@@ -155,9 +162,11 @@ def bench_argv(res: Resolved, values: Mapping[str, Any] | None = None) -> list[s
 
     Order: ``--backend``, ``--base-url``, ``--model``, the recipe's ``bench`` keys in order
     (``--set`` bench values replace them in place, new ones follow), then — unless given —
-    ``--label RECIPE-ENGINE[-HW]``, ``--result-filename LABEL-cN.json`` (``N`` = max concurrency,
-    else ``-rRATE``) and ``--metadata KEY=VALUE …`` recording the recipe, engine, hardware and
-    the workload keys vLLM does not save itself (:data:`WORKLOAD_PREFIXES`, :data:`WORKLOAD_KEYS`).
+    ``--label RECIPE-ENGINE[-HW]``, ``--save-result`` (unless a :data:`SAVE_FLAGS` switch is
+    given, set or unset), ``--result-filename LABEL-cN.json`` (``N`` = max concurrency, else
+    ``-rRATE``; vLLM writes it under ``--result-dir`` when that is given, else in the current
+    directory) and ``--metadata KEY=VALUE …`` recording the recipe, engine, hardware and the
+    workload keys vLLM does not save itself (:data:`WORKLOAD_PREFIXES`, :data:`WORKLOAD_KEYS`).
 
     Args:
         res: the resolved recipe.
@@ -187,6 +196,8 @@ def bench_argv(res: Resolved, values: Mapping[str, Any] | None = None) -> list[s
     ordered.update(flags)
     if "--label" not in ordered:
         ordered["--label"] = bench_label(res)
+    if not any(f in ordered for f in SAVE_FLAGS):
+        ordered["--save-result"] = True
     if "--result-filename" not in ordered:
         mc = ordered.get("--max-concurrency")
         rate = ordered.get("--request-rate")

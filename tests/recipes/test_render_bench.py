@@ -192,3 +192,14 @@ def test_diff_all_section_only_one_side_has(tmp_path):
     assert last.a.what == "eval" and [(c.kind, c.op, c.name) for c in last.changes] == [
         ("command", "removed", "eval")
     ]
+
+
+def test_bench_saves_its_result_once():
+    # vllm v0.33.0 vllm/benchmarks/serve.py main writes the result file only under --save-result
+    # or --append-result; llama3.1-8b-eagle3's bench already says save_result: true (its YAML),
+    # so the flag appears once, where the recipe put it (before --label)
+    r = render_command("llama3.1-8b-eagle3", "vllm", what="bench")
+    assert r.argv.count("--save-result") == 1
+    assert r.argv.index("--save-result") < r.argv.index("--label")
+    off = render_command("llama3.1-8b-eagle3", "vllm", what="bench", sets=["save_result=false"])
+    assert "--save-result" not in off.argv
