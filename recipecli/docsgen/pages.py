@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,7 +26,7 @@ from recipecli.docsgen.offline_check import CHECKPOINT_MODES, CheckSection, chec
 from recipecli.docsgen.results import results_sections
 from recipecli.engines import ENGINES
 from recipecli.engines import TITLES as ENGINE_TITLES
-from recipecli.errors import UsageError
+from recipecli.errors import RecipeError, UsageError
 from recipecli.recipes.loader import Recipe
 from recipecli.recipes.render import Rendered, render_command
 from recipecli.recipes.templating import render_template
@@ -61,6 +61,23 @@ def _hw_context(recipe: Recipe, hw: str | None) -> dict[str, Any]:
 
 def _hw_opt(recipe: Recipe, hw: str | None) -> str:
     return f" --hardware {shlex.quote(hw)}" if hw and hw != recipe.get("default_hardware") else ""
+
+
+def _render(name: str, context: Mapping[str, Any], templates: str | None) -> str:
+    """Template ``name`` rendered with ``context`` (:func:`render_template`).
+
+    Raises:
+        RecipeError: also for a ``--templates`` template that includes or extends itself
+            (directly or through others), which would recurse without end.
+    """
+    try:
+        return render_template(name, context, user_dir=templates)
+    except RecursionError:
+        raise RecipeError(
+            f"template {name} includes or extends itself (directly or through other templates)",
+            path=templates or str(name),
+            hint="break the cycle of {% include %} / {% extends %} in the --templates folder",
+        ) from None
 
 
 def _render_cmd(recipe: Recipe, engine: str, hw: str | None, ref: str | None = None) -> str:
@@ -167,7 +184,7 @@ def models_page(
             {"title": ENGINE_TITLES[e], "page": f"models-{e}.md"} for e in ENGINES if e != engine
         ],
     }
-    return _tidy(render_template("docs_models.md.j2", context, user_dir=templates))
+    return _tidy(_render("docs_models.md.j2", context, templates))
 
 
 def _recipe_hardware(
@@ -286,7 +303,7 @@ def recipe_page(
         "results": results_sections(recipe),
         "engine_pages": [{"title": ENGINE_TITLES[e], "page": f"models-{e}.md"} for e in engines],
     }
-    return _tidy(render_template("docs_recipe.md.j2", context, user_dir=templates))
+    return _tidy(_render("docs_recipe.md.j2", context, templates))
 
 
 def index_page(
@@ -311,7 +328,7 @@ def index_page(
         "engine_pages": [{"title": ENGINE_TITLES[e], "page": f"models-{e}.md"} for e in engines],
         "recipes": rows,
     }
-    return _tidy(render_template("docs_index.md.j2", context, user_dir=templates))
+    return _tidy(_render("docs_index.md.j2", context, templates))
 
 
 @dataclass(frozen=True)
