@@ -13,10 +13,7 @@ import pytest  # noqa: E402
 torch = pytest.importorskip("torch")
 pytest.importorskip("triton")
 
-from hypothesis import given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
 from recipecli.kernels import rmsnorm_triton as K  # noqa: E402
-from recipecli.kernels.eagle_prep import prepare_inputs_padded, prepare_inputs_padded_loop  # noqa: E402
 from recipecli.kernels.rmsnorm import dual_rmsnorm_concat, grouped_rmsnorm  # noqa: E402
 from recipecli.kernels.rmsnorm_guards import (  # noqa: E402
     TensorDesc,
@@ -377,49 +374,6 @@ def test_recipecli_guard_reasons():
     assert not ok and any("weight 0" in r for r in reasons)
     ok, reasons = recipecli_guard([torch.zeros(2, 4, dtype=torch.int32)], [torch.zeros(4)])
     assert not ok and any("int32" in r for r in reasons)
-
-
-# ---------------------------------------------------------------- padded EAGLE input prep
-
-
-def test_prepare_inputs_padded_by_hand():
-    # 4 requests: drafts [3, 0, 2, 2] -> cu = [3, 3, 5, 7]; valid (accepted+1) = [2, 1, 3, 0]
-    # (request 3 discarded); query_start_loc = [0, 4, 5, 8, 11].
-    # rejected: r0 3+1-2 = 2; r1 no drafts -> 0; r2 2+1-3 = 0; r3 2+1-0 = 3
-    # index: r0 4-1-2 = 1; r1 5-1 = 4; r2 8-1 = 7; r3 11-1-3 = 7
-    cu = torch.tensor([3, 3, 5, 7], dtype=torch.int32)
-    valid = torch.tensor([2, 1, 3, 0], dtype=torch.int32)
-    qsl = torch.tensor([0, 4, 5, 8, 11], dtype=torch.int32)
-    idx, rej = prepare_inputs_padded(cu, valid, qsl)
-    assert idx.tolist() == [1, 4, 7, 7] and rej.tolist() == [2, 0, 0, 3]
-    assert idx.dtype == torch.int32 and rej.dtype == torch.int32
-    assert prepare_inputs_padded_loop(cu.tolist(), valid.tolist(), qsl.tolist()) == (
-        [1, 4, 7, 7],
-        [2, 0, 0, 3],
-    )
-
-
-def test_prepare_inputs_padded_empty_and_bad_lengths():
-    z = torch.zeros(0, dtype=torch.int64)
-    idx, rej = prepare_inputs_padded(z, z, torch.zeros(1, dtype=torch.int64))
-    assert idx.numel() == 0 and rej.numel() == 0
-    with pytest.raises(ValueError, match=r"query_start_loc \[R\+1\]"):
-        prepare_inputs_padded(z, z, z)
-
-
-@settings(max_examples=50, deadline=None)
-@given(st.lists(st.tuples(st.integers(0, 5), st.integers(0, 6)), min_size=1, max_size=12))
-def test_prepare_inputs_padded_matches_loop(reqs):
-    drafts = [d for d, _ in reqs]
-    valid = [min(v, d + 1) for d, v in reqs]
-    cu, qsl, acc, start = [], [0], 0, 0
-    for d in drafts:
-        acc += d
-        cu.append(acc)
-        start += d + 1
-        qsl.append(start)
-    idx, rej = prepare_inputs_padded(torch.tensor(cu), torch.tensor(valid), torch.tensor(qsl))
-    assert (idx.tolist(), rej.tolist()) == prepare_inputs_padded_loop(cu, valid, qsl)
 
 
 @needs_interpreter
