@@ -119,6 +119,14 @@ ENTRIES: tuple[Code, ...] = (
         source="docs/lint.md",
     ),
     _code(
+        "recipe.override_unchecked",
+        "warning",
+        "not checked",
+        "Override keys lint could not check: no bundled snapshot of the target and no readable "
+        "local target_config.",
+        source="docs/lint.md",
+    ),
+    _code(
         "recipe.override_placed",
         "info",
         "nothing to do",

@@ -5,7 +5,7 @@ and stale ``text_overrides_known_keys``."""
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -15,7 +15,7 @@ from recipecli.findings import Finding
 from recipecli.recipes.lint.common import finding
 from recipecli.recipes.loader import Recipe
 from recipecli.recipes.override_sources import override_sources
-from recipecli.recipes.overrides import place_overrides
+from recipecli.recipes.overrides import OverrideSource, place_overrides
 
 
 def lint_known_keys(recipe: Recipe) -> list[Finding]:
@@ -63,9 +63,13 @@ NEUTRAL_RULES: dict[str, str] = {
 }
 
 
-def _local_config(recipe: Recipe, source: str) -> Mapping[str, Any] | None:
+def _local_config(recipe: Recipe, source: str) -> tuple[Mapping[str, Any] | None, str]:
     """The recipe's ``target_config`` when it is a local file or checkpoint dir (relative to the
-    recipe file, or as given); None otherwise (lint reads nothing from the network)."""
+    recipe file, or as given), else None and why (lint reads nothing from the network).
+
+    Returns:
+        (config, "") or (None, why it could not be read: one clause for a message).
+    """
     from pathlib import Path
 
     from recipecli.errors import RecipeCliError
@@ -74,10 +78,68 @@ def _local_config(recipe: Recipe, source: str) -> Mapping[str, Any] | None:
     for candidate in (Path(recipe.path).parent / source, Path(source)):
         if candidate.exists():
             try:
-                return load_target_config("", override=str(candidate))[0]
-            except RecipeCliError:
-                return None
-    return None
+                return load_target_config("", override=str(candidate))[0], ""
+            except RecipeCliError as exc:
+                return None, f"{candidate} could not be read ({exc.message})"
+    return None, "it is not a local file or directory (lint reads no network)"
+
+
+def _override_keys(sources: Sequence[OverrideSource]) -> str:
+    """``rope_theta, rope_scaling``: the keys the override sources set, sorted."""
+    keys = {str(k) for src in sources if isinstance(src.value, Mapping) for k in src.value}
+    return ", ".join(sorted(keys)) or "(none)"
+
+
+def _unchecked(
+    recipe: Recipe,
+    hw_name: str | None,
+    sources: Sequence[OverrideSource],
+    target: str,
+    given: str | None,
+    why: str,
+) -> Finding:
+    """The ``recipe.override_unchecked`` warning: the override keys could not be checked against
+    the target's config, and what to add so that they are (docs/lint.md)."""
+    keys = _override_keys(sources)
+    add = (
+        "a local config.json, checkpoint directory or `recipecli inspect ... --save-metadata` "
+        "snapshot, relative to the recipe"
+    )
+    if given:
+        path = ("hardware", hw_name, "target_config") if hw_name else ("target_config",)
+        message = (
+            f"override keys {keys} not checked: target_config {given!r}: {why}; point "
+            f"target_config at {add}"
+        )
+        where = recipe.where(*path)
+    else:
+        message = (
+            f"override keys {keys} not checked: recipecli ships no snapshot of target "
+            f"{target!r} and lint reads no network (render reads its config.json from the HF "
+            f"cache or the Hub and refuses a key it lacks); to check them here, add "
+            f"`target_config: PATH` ({add})"
+        )
+        where = next(src.where for src in sources if src.value)
+    return finding("recipe.override_unchecked", "warning", "any", message, where, "docs/lint.md")
+
+
+def _target_config(
+    recipe: Recipe, hw_name: str | None, sources: Sequence[OverrideSource]
+) -> tuple[Mapping[str, Any] | None, Finding | None]:
+    """The target config lint checks ``sources`` against on ``hw_name`` (the profile's or the
+    recipe's ``target_config`` when local, else the target's bundled snapshot), or None and
+    the ``recipe.override_unchecked`` warning saying what to add."""
+    hw = (recipe.get("hardware") or {}).get(hw_name) or {} if hw_name else {}
+    target = hw.get("target") or recipe.get("target")
+    given = hw.get("target_config") or recipe.get("target_config")
+    if given:
+        config, why = _local_config(recipe, given)
+        given_hw = hw_name if hw.get("target_config") else None
+    else:
+        config, why, given_hw = _snapshot_config(target), "", None
+    if config is not None:
+        return config, None
+    return None, _unchecked(recipe, given_hw, sources, str(target or ""), given, why)
 
 
 def lint_overrides(recipe: Recipe) -> list[Finding]:
@@ -93,7 +155,6 @@ def lint_overrides(recipe: Recipe) -> list[Finding]:
         if engine in unsupported:
             continue  # the recipe says why the engine cannot serve the pair (render refuses it)
         for hw_name in profiles:
-            hw = (recipe.get("hardware") or {}).get(hw_name) or {} if hw_name else {}
             try:
                 sources = override_sources(recipe, engine, hw_name)
             except RecipeError as exc:
@@ -108,9 +169,12 @@ def lint_overrides(recipe: Recipe) -> list[Finding]:
                 continue
             if not any(src.value for src in sources):
                 continue
-            target = hw.get("target") or recipe.get("target")
-            given = hw.get("target_config") or recipe.get("target_config")
-            config = _local_config(recipe, given) if given else _snapshot_config(target)
+            config, unchecked = _target_config(recipe, hw_name, sources)
+            if unchecked is not None:
+                key = (unchecked.code, unchecked.source, unchecked.message)
+                if key not in seen:
+                    seen.add(key)
+                    out.append(unchecked)
             for f in place_overrides(engine, sources, config, known=known).findings:
                 if f.code in ENGINE_NEUTRAL:
                     # the same fact for both engines: report it once, for any engine
