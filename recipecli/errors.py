@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import errno
 import os
+import unicodedata
 
 EXIT_OK = 0
 EXIT_FINDINGS = 1
@@ -40,7 +41,49 @@ class RecipeCliError(Exception):
             text = f"{self.path}: {text}"
         if self.hint:
             text = f"{text} — {self.hint}"
-        return " ".join(text.split("\n"))
+        return escape_invisible(" ".join(text.split("\n")))
+
+
+#: Characters that show as nothing or as a plain space, or reorder the text around them, yet
+#: are not a space: Unicode format characters (``Cf``: bidirectional embeddings, overrides and
+#: isolates U+202A-202E and U+2066-2069, marks U+200E/U+200F/U+061C, zero-width U+200B-200D,
+#: U+2060, U+FEFF, tags), controls (``Cc``, but tab and newline), line and paragraph separators
+#: (``Zl``, ``Zp``), spaces other than U+0020 (``Zs``: U+00A0, U+2000-200A, U+3000, ...) and the
+#: Hangul fillers (U+115F, U+1160, U+3164, U+FFA0).
+INVISIBLE_CATEGORIES = frozenset({"Cf", "Cc", "Zl", "Zp", "Zs"})
+_FILLERS = frozenset("\u115f\u1160\u3164\uffa0")
+
+
+def is_invisible(ch: str) -> bool:
+    """Whether the one character ``ch`` is invisible or misleading on a terminal
+    (:data:`INVISIBLE_CATEGORIES`); tab, newline and the plain space are not."""
+    if ch in " \t\n":
+        return False
+    return unicodedata.category(ch) in INVISIBLE_CATEGORIES or ch in _FILLERS
+
+
+def has_invisible(text: str) -> bool:
+    """Whether ``text`` holds a character :func:`is_invisible` (ASCII text never does, but
+    for its controls)."""
+    if text.isascii():
+        return any(c < " " and c not in "\t\n" or c == "\x7f" for c in text)
+    return any(is_invisible(c) for c in text)
+
+
+def invisible_escape(ch: str) -> str:
+    """``\\uXXXX`` (``\\UXXXXXXXX`` above U+FFFF) for ``ch``: the escape Python, JSON, YAML's
+    double quotes and bash's ``$'...'`` all read back as ``ch``."""
+    n = ord(ch)
+    return f"\\u{n:04x}" if n <= 0xFFFF else f"\\U{n:08x}"
+
+
+def escape_invisible(text: str) -> str:
+    """``text`` with every character :func:`is_invisible` written as its escape
+    (:func:`invisible_escape`), so that what is shown is what is there: a message naming a
+    value with U+202E shows ``\\u202e``, not text reversed from there on."""
+    if not has_invisible(text):
+        return text
+    return "".join(invisible_escape(c) if is_invisible(c) else c for c in text)
 
 
 class UsageError(RecipeCliError):

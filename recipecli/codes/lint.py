@@ -203,4 +203,11 @@ ENTRIES: tuple[Code, ...] = (
         "The recipe marks the engine unsupported.",
         source="docs/lint.md",
     ),
+    _code(
+        "recipe.invisible_char",
+        "warning",
+        "rendered escaped",
+        "A key or value holds an invisible or bidirectional character (U+202E, U+200B, ...).",
+        source="docs/lint.md",
+    ),
 )

@@ -39,6 +39,7 @@ from recipecli.recipes.lint.override_rules import (
     lint_known_keys,
     lint_overrides,
 )
+from recipecli.recipes.lint.text_rules import lint_text
 from recipecli.recipes.loader import Recipe, bundled_dir, load_recipe
 from recipecli.recipes.schema import validate
 
@@ -116,6 +117,7 @@ def lint_loaded(recipe: Recipe) -> list[Finding]:
         lint_engine_rules,
         lint_overrides,
         lint_known_keys,
+        lint_text,
     ):
         out.extend(check(recipe))
     return out
