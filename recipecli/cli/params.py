@@ -96,11 +96,17 @@ class Counts(OptionType):
     Args:
         example: the example the message gives for a non-integer entry.
         pair: two positive integers (D1,D2).
+        maximum: the largest value accepted (a clear error before anything is allocated).
+        entries: the most entries accepted.
     """
 
-    def __init__(self, example: str, *, pair: bool = False) -> None:
+    def __init__(
+        self, example: str, *, pair: bool = False, maximum: int | None = None, entries: int = 64
+    ) -> None:
         self.example = example
         self.pair = pair
+        self.maximum = maximum
+        self.entries = entries
 
     def convert(
         self, value: Any, param: click.Parameter | None, ctx: click.Context | None
@@ -108,6 +114,9 @@ class Counts(OptionType):
         if isinstance(value, tuple):
             return value
         text, flag = str(value), option_name(param)
+        shown = text if len(text) <= 80 else f"{text[:77]}..."
+        if text.count(",") >= self.entries or len(text) > 24 * self.entries:
+            self.fail(f"{flag}: more than {self.entries} entries", param, ctx)
         try:
             values = tuple(int(v) for v in text.split(",") if v.strip() != "")
         except ValueError:
@@ -120,6 +129,13 @@ class Counts(OptionType):
             self.fail(f"{flag} {text!r}: expected non-negative integers", param, ctx)
         if self.pair and (len(values) != 2 or 0 in values):
             self.fail(f"{flag} {text!r}: expected two positive widths D1,D2", param, ctx)
+        if self.maximum is not None and max(values) > self.maximum:
+            self.fail(
+                f"{flag} {shown!r}: {max(values)} is more than {self.maximum}, the most "
+                "recipecli accepts",
+                param,
+                ctx,
+            )
         return values
 
 
@@ -192,9 +208,13 @@ TP_SIZES = TensorParallelSizes()
 """``check --tp``."""
 AUX_IDS = LayerIds()
 """``convert --aux-ids``."""
-TOKEN_COUNTS = Counts("0,1,7,64")
+#: Largest ``verify-kernel --tokens`` entry and ``--widths`` width (4x the widest EAGLE3 draft,
+#: 16384); with ``verify-kernel``'s element budget (``MAX_ELEMENTS``) a run stays under 1 GB.
+MAX_TOKENS = 65536
+MAX_WIDTH = 65536
+TOKEN_COUNTS = Counts("0,1,7,64", maximum=MAX_TOKENS)
 """``verify-kernel --tokens``."""
-WIDTHS = Counts("4096,4096", pair=True)
+WIDTHS = Counts("4096,4096", pair=True, maximum=MAX_WIDTH)
 """``verify-kernel --widths``."""
 SHARD_SIZE = ByteSize()
 """``convert --max-shard-size``."""

@@ -5,11 +5,16 @@ Exit codes: 0 every case passes, 1 any case fails, 2 bad input (options, SOURCE,
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
 from recipecli.cli.params import TOKEN_COUNTS, WIDTHS
 from recipecli.cli.terminal import print_json
 from recipecli.errors import UsageError
+
+if TYPE_CHECKING:
+    from recipecli.kernelcheck.norms import DraftNorms
 
 
 @click.command("verify-kernel")
@@ -84,6 +89,7 @@ def command(
                     path=source,
                 )
             norms = kc.with_fc_norm_chunks(norms, chunks)
+    _check_budget(norms, tokens)
     dev = kc.resolve_device(device)
     results = kc.run_cases(norms, list(tokens), dev, seed=seed)
     result = kc.report(norms, results, dev)
@@ -92,3 +98,29 @@ def command(
     else:
         click.echo(kc.format_report(result))
     return 0 if result.passed else 1
+
+
+#: Most elements (tokens x the summed widths of the norms one case runs) a ``verify-kernel``
+#: case may hold per tensor: 2**25, 128 MiB in float32, so that a case's inputs, references
+#: and outputs stay under 1 GB. The default --tokens (512 at most) on a 16384-wide draft needs
+#: 512 x 32768 = 16.8M.
+MAX_ELEMENTS = 1 << 25
+
+
+def _check_budget(norms: DraftNorms, tokens: tuple[int, ...]) -> None:
+    """Refuse, before anything is allocated, token counts whose widest case exceeds
+    :data:`MAX_ELEMENTS` (``N x (D1 + D2)`` for the layer-0 pair, ``N x K x D2`` for fc_norm).
+
+    Raises:
+        UsageError: one line naming the largest N that fits.
+    """
+    widths = [sum(w.width for w in norms.layer0)] if norms.layer0 else []
+    widths.append(sum(w.width for w in norms.fc_norm))
+    widest = max(max(widths), 1)
+    n = max(tokens, default=0)
+    if n * widest > MAX_ELEMENTS:
+        raise UsageError(
+            f"--tokens {n} x {widest} elements per token is more than the {MAX_ELEMENTS} "
+            "elements per tensor recipecli allocates",
+            hint=f"give --tokens up to {MAX_ELEMENTS // widest} for these widths",
+        )
