@@ -197,6 +197,13 @@ ENTRIES: tuple[Code, ...] = (
         source="docs/lint.md",
     ),
     _code(
+        "recipe.visible_devices",
+        "warning",
+        "start-up fails (fewer devices than the TP size)",
+        "A visible-devices env var lists fewer devices than the serve command's TP size.",
+        source="docs/render.md",
+    ),
+    _code(
         "recipe.engine_unsupported",
         "info",
         "not rendered",

@@ -177,3 +177,13 @@ ENV_RULES: tuple[EnvRule, ...] = (
     EnvRule("VLLM_ROCM_*", "nvidia", "ROCm-only vLLM setting; remove it on NVIDIA", "vllm/envs.py"),
     EnvRule("HSA_*", "nvidia", "ROCm runtime setting; remove it on NVIDIA", "ROCm"),
 )
+
+#: Env vars that list the GPUs a serve command may use, as comma-separated device indices
+#: (CUDA's, and ROCm's HIP and ROCR runtimes'). A recipe whose profile lists exactly the first
+#: N devices for a TP size of N derives them from the TP size: ``--set tensor_parallel_size=M``
+#: re-derives them as the first M (:mod:`.resolve`).
+VISIBLE_DEVICES_VARS: tuple[str, ...] = (
+    "CUDA_VISIBLE_DEVICES",
+    "HIP_VISIBLE_DEVICES",
+    "ROCR_VISIBLE_DEVICES",
+)

@@ -104,6 +104,7 @@ class _SetLayer:
     target: str
     draft: str
     flags: list[tuple[str, Any]] = field(default_factory=list)
+    env: dict[str, str | None] = field(default_factory=dict)
     bench: dict[str, Any] = field(default_factory=dict)
     sweep: tuple[str, tuple[Any, ...]] | None = None
 
@@ -149,6 +150,9 @@ def _apply_sets(
             out.bench[item.key] = item.value
         elif item.kind == "flag" and item.key != overrides_flag(engine):
             out.flags.append((item.key, item.value))
+        elif item.kind == "env":
+            out.env.pop(item.key, None)  # last wins, in command-line order
+            out.env[item.key] = item.value
     return out
 
 
@@ -330,10 +334,79 @@ def _env(recipe: Recipe, engine: str, hw: Mapping[str, Any]) -> dict[str, str]:
     return env
 
 
-def _forced_unsupported(recipe: Recipe, engine: str, force: bool) -> list[Finding]:
+def _tp_size(flags: Mapping[str, Any], engine: str) -> int:
+    """The TP size ``flags`` serve at: the engine's flag of the ``tensor_parallel_size`` serve
+    field (1, every engine's default, when it is absent or not an integer)."""
+    flag = E.serve_flag(engine, "tensor_parallel_size")
+    value = flags.get(flag) if flag else None
+    return value if isinstance(value, int) and not isinstance(value, bool) else 1
+
+
+def _first_devices(n: int) -> str:
+    """``0,1,...,n-1``: the first ``n`` device indices, as a visible-devices var lists them."""
+    return ",".join(str(i) for i in range(n))
+
+
+def _layout_env(
+    recipe: Recipe,
+    engine: str,
+    hw_name: str | None,
+    env: Mapping[str, str],
+    tps: tuple[int, int],
+    set_env: Mapping[str, str | None],
+) -> tuple[dict[str, str], list[Finding]]:
+    """The env with what derives from the TP size re-derived, then the ``--set env.NAME``
+    layer on top.
+
+    Args:
+        hw_name: the hardware profile (where a warning points).
+        env: the recipe's env layers (:func:`_env`).
+        tps: (the recipe's own TP size, the TP size rendered after ``--set``).
+        set_env: ``--set env.NAME=VALUE`` (None: unset NAME).
+
+    Returns:
+        (env, warnings): a visible-devices var (:data:`~.engines.VISIBLE_DEVICES_VARS`) that
+        lists exactly the first N devices for the recipe's TP N lists the first M for a
+        rendered TP M (unless ``--set env.NAME`` gives it); one listing other devices is kept;
+        a ``recipe.visible_devices`` warning for each that lists fewer than M devices (the
+        engine cannot start M ranks on them).
+    """
+    own, now = tps
+    out = dict(env)
+    for name in E.VISIBLE_DEVICES_VARS:
+        if name in out and name not in set_env and now != own and out[name] == _first_devices(own):
+            out[name] = _first_devices(now)
+    for name, value in set_env.items():
+        if value is None:
+            out.pop(name, None)
+        else:
+            out[name] = value
+    warnings = []
+    for name in E.VISIBLE_DEVICES_VARS:
+        count = len([d for d in out.get(name, "").split(",") if d.strip()])
+        if name in out and count < now:
+            warnings.append(
+                codes.finding(
+                    "recipe.visible_devices",
+                    f"{name}={out[name]} lists {count} device(s) for TP {now}: {engine} cannot "
+                    f"start {now} ranks on them; set it with --set env.{name}={_first_devices(now)}"
+                    " (or the devices to use)",
+                    engine=engine,
+                    source=f"--set env.{name}"
+                    if name in set_env
+                    else recipe.where("hardware", hw_name or "", "env", name),
+                )
+            )
+    return out, warnings
+
+
+def _forced_unsupported(
+    recipe: Recipe, engine: str, force: bool, own_draft: bool = True
+) -> list[Finding]:
     """The ``recipe.engine_unsupported`` warning of a recipe rendered with ``--force`` for an
-    engine it marks unsupported (said beside the command; without force render refuses)."""
-    reason = (recipe.get("unsupported") or {}).get(engine) if force else None
+    engine it marks unsupported (said beside the command; without force render refuses). Not
+    when another draft is rendered (``--set draft=``): the reason is about the recipe's own."""
+    reason = (recipe.get("unsupported") or {}).get(engine) if force and own_draft else None
     if not reason:
         return []
     return [
@@ -393,7 +466,8 @@ def resolve(
         spec,
     )
     base, warnings = _serve_layer(recipe, engine)
-    warnings[:0] = _forced_unsupported(recipe, engine, force)
+    own_draft = top.draft == (hw.get("draft") or recipe.get("draft"))
+    warnings[:0] = _forced_unsupported(recipe, engine, force, own_draft)
     base.extend(_speculative_flags(recipe, engine, spec, top.draft, eng))
     sources = override_sources(recipe, engine, hw_name, items)
     if any(src.value for src in sources):
@@ -405,6 +479,16 @@ def resolve(
         if value:
             base.append((overrides_flag(engine), value))
 
+    flags = _merged_flags(recipe, engine, hw_name, hw, base, top.flags)
+    own_tp = _tp_size(_merged_flags(recipe, engine, hw_name, hw, base, []), engine)
+    env, env_warnings = _layout_env(
+        recipe,
+        engine,
+        hw_name,
+        _env(recipe, engine, hw),
+        (own_tp, _tp_size(flags, engine)),
+        top.env,
+    )
     return Resolved(
         recipe,
         engine,
@@ -412,9 +496,9 @@ def resolve(
         hw.get("vendor"),
         top.target,
         top.draft,
-        _env(recipe, engine, hw),
-        _merged_flags(recipe, engine, hw_name, hw, base, top.flags),
-        tuple(warnings),
+        env,
+        flags,
+        (*warnings, *env_warnings),
         top.bench,
         top.sweep,
     )

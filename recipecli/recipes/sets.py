@@ -7,14 +7,17 @@ NAME is one of (undotted names are tried in this order):
 * a serve field (``max_model_len``, ``served_model_name``) or ``serve.FIELD``;
 * an engine serve flag of the shipped catalog, without dashes (``served-model-name``);
 * a ``vllm bench serve`` flag (``num_prompts``, ``max_concurrency``) or ``bench.FLAG``;
-* ``text_overrides.KEY`` — one text-config override.
+* ``text_overrides.KEY`` — one text-config override;
+* ``env.NAME`` — one environment variable exported before the serve command (the top layer of
+  the env: over ``engines.<engine>.env``, the profile's ``env`` and ``engine_env``).
 
 VALUE is typed by what NAME sets, never guessed: a string flag or field takes the text verbatim
 (``no``, ``0x10``, ``2026-01-01``, newlines, unicode); an integer is ``[+-]digits``; a number is
 anything ``float()`` reads except nan; a JSON flag (``hf-overrides``, ``speculative-config``) takes
 JSON; a switch or boolean field takes ``true``/``false``; ranges (port 1..65535, sizes >= 1) are
 checked. ``text_overrides.KEY`` (a config value bound for the JSON ``--hf-overrides``) takes a
-JSON value, and any text that is not JSON verbatim.
+JSON value, and any text that is not JSON verbatim. ``env.NAME`` takes the text verbatim (an
+empty VALUE unsets the variable).
 An empty VALUE drops the flag (``null`` too, for flags that are not strings). An integer or number
 ``bench`` flag given a comma list (``max_concurrency=1,4,16``) is a sweep: one bench command per
 value.
@@ -38,7 +41,7 @@ from recipecli.engines.catalog import load_catalog
 from recipecli.errors import UsageError
 from recipecli.recipes.values import parse_json
 
-SET_SECTIONS: tuple[str, ...] = ("serve", "speculative", "bench", "text_overrides")
+SET_SECTIONS: tuple[str, ...] = ("serve", "speculative", "bench", "text_overrides", "env")
 """Prefixes ``--set SECTION.NAME=VALUE`` may use."""
 
 SWITCH_KINDS = frozenset({"flag", "negation", "bool"})
@@ -76,10 +79,10 @@ class SetItem:
     Attributes:
         kind: ``target``/``draft`` (the model), ``speculative`` or ``serve`` (a recipe field),
             ``flag`` (an engine serve flag), ``bench`` (a ``vllm bench serve`` flag),
-            ``text_override`` (one ``text_overrides`` key).
-        key: the field name (underscores), the flag with its dashes for ``flag``/``bench``, or
-            the override key.
-        value: the typed value; None drops the flag (or field).
+            ``text_override`` (one ``text_overrides`` key), ``env`` (one environment variable).
+        key: the field name (underscores), the flag with its dashes for ``flag``/``bench``, the
+            override key, or the variable's name.
+        value: the typed value; None drops the flag (or field, or variable).
         text: the ``NAME=VALUE`` text as typed (for messages).
         sweep: for a bench sweep, the typed values (one bench command each); else ``()``.
     """
@@ -338,6 +341,22 @@ def _flag_item(name: str, raw: str, engine: str, text: str, command: str) -> Set
     return SetItem("flag" if command == "serve" else "bench", flag, value, text)
 
 
+def _env_item(name: str, var: str, raw: str, text: str) -> SetItem:
+    """``env.NAME=VALUE``: the variable, its text verbatim (empty: unset it).
+
+    Raises:
+        UsageError: NAME is not a shell variable name (the recipe schema's ``env`` names).
+    """
+    from recipecli.recipes.schema import ENV_NAME
+
+    if not re.fullmatch(ENV_NAME, var):
+        raise UsageError(
+            f"--set {name}: {var!r} is not an environment variable name "
+            "(letters, digits and _, not starting with a digit)"
+        )
+    return SetItem("env", var, raw if raw != "" else None, text)
+
+
 def check_set(text: str, engine: str) -> SetItem:
     """Parse and type one ``--set NAME=VALUE`` for ``engine`` (see the module docstring).
 
@@ -359,9 +378,11 @@ def check_set(text: str, engine: str) -> SetItem:
             raise _unknown(
                 name,
                 engine,
-                "dotted names must be serve.FIELD, speculative.FIELD, bench.FLAG or "
-                "text_overrides.KEY",
+                "dotted names must be serve.FIELD, speculative.FIELD, bench.FLAG, "
+                "text_overrides.KEY or env.NAME",
             )
+        if section == "env":
+            return _env_item(name, rest, raw, text)
         if section == "text_overrides":
             if not rest:
                 raise UsageError(f"--set {name}: give the config key, text_overrides.KEY=VALUE")
