@@ -227,8 +227,8 @@ ENTRIES: tuple[Code, ...] = (
     _code(
         "tie.reduced_vocab",
         "error",
-        "raises at load",
-        "tie_word_embeddings with draft_vocab_size < vocab_size ties a reduced head to the full embedding.",
+        "runs wrong (SGLang, tokenspeed) / nothing (vLLM never ties: info)",
+        "tie_word_embeddings with draft_vocab_size < vocab_size ties the head to the full embedding and skips the draft's reduced lm_head (SGLang, tokenspeed).",
         source="docs/check.md#vocabulary-maps",
     ),
     _code(
@@ -280,7 +280,7 @@ ENTRIES: tuple[Code, ...] = (
     ),
     _code(
         "vocab.t2d_invalid",
-        "error",
+        "info",
         "nothing (t2d is dropped) / bad export",
         "t2d disagrees with d2t or draft_vocab_size.",
         source="docs/check.md#vocabulary-maps",
@@ -328,6 +328,12 @@ ENTRIES: tuple[Code, ...] = (
         "error",
         "raises (tokenspeed with --max-model-len; SGLang always) / nothing (vLLM)",
         "The draft's max_position_embeddings is below the serving length.",
+    ),
+    _code(
+        "rope.mismatch",
+        "info",
+        "nothing (serves with the draft's own RoPE)",
+        "The draft's rope_theta / rope_scaling / rope_parameters differ from the target's; every engine builds the draft's rotary embedding from the draft config alone.",
     ),
     _code(
         "tp.vocab_indivisible",

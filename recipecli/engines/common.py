@@ -302,6 +302,66 @@ def classify_d2t(d2t: np.ndarray, Vd: int, V: int) -> tuple[str | None, dict[str
     return None, {}
 
 
+def t2d_problem(ctx: PairContext) -> dict[str, Any] | None:
+    """What is wrong with the draft's ``t2d`` as a map (a fact of the checkpoint, no verdict:
+    every engine's ``load_weights`` skips ``t2d``): None when it is absent, unreadable or valid,
+    else its evidence with a ``text`` key. Valid: BOOL [V], exactly Vd ids marked, and each
+    ``d2t`` target id among them (V the target's text vocab, Vd the draft's declared one)."""
+    d, tensors, V = ctx.draft, ctx.draft_ck.tensors, ctx.target.V
+    info = tensors.get("t2d")
+    if info is None or V is None or d.Vd > V:
+        return None
+    if tuple(info.shape) != (V,) or info.dtype != "BOOL":
+        text = f"t2d is {info.dtype} {list(info.shape)}, expected BOOL [{V}]"
+        return {"text": text, "dtype": info.dtype, "shape": list(info.shape), "expected": [V]}
+    t2d = ctx.value("t2d")
+    if t2d is None:
+        return None
+    total = int(np.count_nonzero(t2d))
+    if total != d.Vd:
+        text = f"t2d marks {total} target ids but draft_vocab_size is {d.Vd}"
+        return {"text": text, "true_count": total, "Vd": d.Vd}
+    d2t_info = tensors.get("d2t")
+    if d2t_info is None or tuple(d2t_info.shape) != (d.Vd,) or d2t_info.dtype != "I64":
+        return None
+    d2t = ctx.value("d2t")
+    if d2t is None:
+        return None
+    tgt = np.arange(d.Vd, dtype=np.int64) + d2t.astype(np.int64)
+    bad = np.nonzero(~((tgt >= 0) & (tgt < V)) | ~t2d[np.clip(tgt, 0, V - 1)])[0]
+    if not bad.size:
+        return None
+    first = int(bad[0])
+    text = f"t2d disagrees with d2t at {bad.size} draft id(s) (first {first} -> {int(tgt[first])})"
+    return {"text": text, "count": int(bad.size), "draft_id": first}
+
+
+#: transformers 5's rotary default (``PreTrainedConfig.default_theta``, ``LlamaConfig`` and the
+#: other classes the engines build drafts with) and the RoPE type without scaling
+ROPE_DEFAULT: Mapping[str, Any] = {"rope_theta": 10000.0, "rope_type": "default"}
+
+
+def rope_settings(cfg: Mapping[str, Any]) -> dict[str, Any]:
+    """The rotary settings a config gives, as transformers 5 standardises them into
+    ``rope_parameters``: ``rope_parameters`` (else ``rope_scaling``, with ``type`` read as
+    ``rope_type``) and a top-level ``rope_theta``, over :data:`ROPE_DEFAULT`."""
+    rope = cfg.get("rope_parameters") or cfg.get("rope_scaling") or {}
+    out = dict(ROPE_DEFAULT)
+    if cfg.get("rope_theta") is not None:
+        out["rope_theta"] = cfg["rope_theta"]
+    if isinstance(rope, dict):
+        out.update({("rope_type" if k == "type" else k): v for k, v in rope.items()})
+    out["rope_theta"] = float(out["rope_theta"])
+    return out
+
+
+def rope_differences(draft: Mapping[str, Any], target: Mapping[str, Any]) -> dict[str, list[Any]]:
+    """Rotary keys whose value differs between the draft's config and the target's text config
+    (:func:`rope_settings` of each): key -> [draft value, target value]; empty when they agree."""
+    a, b = rope_settings(draft), rope_settings(target)
+    return {k: [a.get(k), b.get(k)] for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)}
+
+
 # --------------------------------------------------------------------------- tensors
 
 _LAYER_SUFFIXES = tuple(LAYER_ROLES.values())

@@ -88,7 +88,11 @@ def _draft_config(run: EngineRun) -> Iterator[Finding]:
     cfg = run.ctx.draft_ck.config
     model_type = str(cfg.get("model_type") or "")
     if not model_type:
-        yield missing_model_type(run, GET_CONFIG)
+        yield (
+            _speculators(run, None)
+            if run.ctx.draft.format == "D"
+            else missing_model_type(run, GET_CONFIG)
+        )
         run.stop = "config"
         return
     run.set("model_type", model_type, "config: model_type")
@@ -97,6 +101,10 @@ def _draft_config(run: EngineRun) -> Iterator[Finding]:
             run, model_type, "get_config (AutoConfig)", transformers=TRANSFORMERS, source=GET_CONFIG
         )
     except KeyError:
+        if run.ctx.draft.format == "D":
+            yield _speculators(run, model_type)
+            run.stop = "config"
+            return
         yield finding(
             "config.model_type",
             f"draft model_type {model_type!r} has no config class in transformers {TRANSFORMERS}: "
@@ -111,6 +119,24 @@ def _draft_config(run: EngineRun) -> Iterator[Finding]:
         yield from refused
         run.stop = "config"
         return
+
+
+def _speculators(run: EngineRun, model_type: str | None) -> Finding:
+    """``config.model_type`` for a speculators draft (format D) that ``get_config`` cannot build:
+    SGLang reads no speculators config (its layer geometry sits under
+    ``transformer_layer_config``, which transformers' ``AutoConfig`` does not look into), so
+    adding a ``model_type`` only moves the failure to the architecture; the fix is converting
+    the draft to the EAGLE3 layout (``LlamaForCausalLMEagle3``, flat geometry)."""
+    what = f"model_type {model_type!r}" if model_type else "no model_type"
+    return finding(
+        "config.model_type",
+        f"the draft is a speculators checkpoint (speculators_model_type, geometry under "
+        f"transformer_layer_config) with {what}: SGLang's get_config (transformers' AutoConfig) cannot "
+        "build it and SGLang reads no speculators format; convert it: recipecli convert DRAFT OUT --to eagle3",
+        engine=NAME,
+        source=GET_CONFIG,
+        model_type=model_type,
+    )
 
 
 def _widths(run: EngineRun) -> Iterator[Finding]:

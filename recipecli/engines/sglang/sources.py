@@ -71,6 +71,12 @@ CONTEXT = src(
 DRAFT_WORKER = src("speculative/eagle_worker_v2.py", "EagleDraftWorker.__init__ (context_length)")
 CONTEXT_LEN = src("utils/hf_transformers/common.py", "get_context_length")
 
+#: where the draft's rotary embedding is built (from the draft config alone)
+ROPE = src(
+    "models/llama.py",
+    "LlamaDecoderLayer.__init__ (rope_theta / rope_scaling from the draft config) / LlamaAttention.__init__",
+)
+
 steps = StepList()
 
 

@@ -223,6 +223,9 @@ def _aux_default(layers: list[int], trained: list[int] | None, top: Any, L: int)
     """``aux.default``: the draft names no ids SGLang reads, so the target's default is captured."""
     same = trained is not None and sorted(set(trained)) == layers
     named_other = bool(top) and not same
+    # the severity policy (docs/check.md#severity): a default that the ignored ids explain under
+    # the other id convention (a one-layer shift) is aux.mismatch's warning on every engine
+    shift = bool(top) and layers in (sorted(set(top)), sorted({i + 1 for i in top}))
     return finding(
         "aux.default",
         (
@@ -242,7 +245,7 @@ def _aux_default(layers: list[int], trained: list[int] | None, top: Any, L: int)
                 "eagle_config.eagle_aux_hidden_state_layer_ids"
             )
         ),
-        severity="info" if same else ("error" if named_other else "warning"),
+        severity="info" if same else ("error" if named_other and not shift else "warning"),
         engine=NAME,
         source=(AUX_IDS, CAPTURE),
         layers=layers,

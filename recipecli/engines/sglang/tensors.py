@@ -15,8 +15,10 @@ from recipecli.engines.common import (
     missing_tensor_findings,
     no_tensor_findings,
     optional_shapes,
+    rope_differences,
     shape_findings,
     sharing_row,
+    t2d_problem,
     target_vocab_hidden,
     unexpected_tensors,
 )
@@ -31,6 +33,7 @@ from recipecli.engines.sglang.sources import (
     HEADS,
     INIT_LM_HEAD,
     NAME,
+    ROPE,
     SET_EMBED,
     VOCAB,
     pad_vocab,
@@ -102,6 +105,8 @@ def allocated(run: EngineRun) -> dict[str, tuple[int, ...]]:
         "hidden.mismatch",
         "vocab.d2t_missing",
         "lm_head.missing",
+        "vocab.t2d_invalid",
+        "tie.reduced_vocab",
     ),  # fmt: skip
 )
 def step_tensors(run: EngineRun) -> Iterable[Finding]:
@@ -127,6 +132,7 @@ def step_tensors(run: EngineRun) -> Iterable[Finding]:
             draft_target_hidden=Ht,
             target_hidden=t.H,
         )
+    yield from _t2d_and_tie(run)
     if not tensors:
         yield from no_tensor_findings(run, DRAFT_LOAD)
         return
@@ -171,7 +177,9 @@ def _weights(run: EngineRun) -> Iterator[Finding]:
     tensors = ctx.draft_ck.tensors
     H = run.get("H")
     want = allocated(run)
-    yield from missing_tensor_findings(run, want, engine=NAME, title="SGLang", source=DRAFT_LOAD)
+    yield from missing_tensor_findings(
+        run, _required(run, want), engine=NAME, title="SGLang", source=DRAFT_LOAD
+    )
     shapes = {**want, **optional_shapes(d, H, run.get("V"), run.get("Vd"))}
     if run.get("head_from_target") or d.tie_word_embeddings:
         shapes.pop(d.tensor("lm_head"), None)
@@ -196,6 +204,61 @@ def _weights(run: EngineRun) -> Iterator[Finding]:
             engine=NAME,
             source=(DRAFT_LOAD, DRAFT_LAYER),
             unexpected=extra,
+        )
+
+
+def _required(run: EngineRun, want: dict[str, tuple[int, ...]]) -> dict[str, tuple[int, ...]]:
+    """The allocated weights the draft's forward uses. ``LlamaModel.forward`` runs
+    ``input_norm``/``fc_norm``/``fc`` only when the hidden states' width differs from the
+    embedding's; with ``eagle_config.use_aux_hidden_state`` false ``_resolve_eagle_aux_hidden_state``
+    turns aux capture off, so the target's own hidden state (its hidden size wide) comes in and,
+    when that equals the draft's ``hidden_size``, the ``fc`` group is never used: not required."""
+    H, tH = run.get("H"), run.ctx.target.H
+    if run.get("use_aux") or tH is None or tH != H:
+        return want
+    p = run.ctx.draft.tensor_prefix
+    fc_group = (p + "fc.", p + "input_norm.", p + "fc_norm.")
+    return {n: s for n, s in want.items() if not n.startswith(fc_group)}
+
+
+def _t2d_and_tie(run: EngineRun) -> Iterator[Finding]:
+    """``t2d`` and ``tie_word_embeddings`` as SGLang uses them. ``load_weights`` skips every name
+    containing ``t2d`` (a stale one changes nothing: info). With ``tie_word_embeddings``
+    ``LlamaForCausalLMEagle3.__init__`` makes ``lm_head`` the embedding module, so the shipped
+    ``lm_head.weight`` has no parameter and is skipped, ``set_embed`` swaps the target's [V, H]
+    embedding in, and the logits processor (vocab ``draft_vocab_size``) keeps its first Vd rows:
+    with Vd < V the draft proposes from weights it was not trained with (error)."""
+    ctx = run.ctx
+    d = ctx.draft
+    bad = t2d_problem(ctx)
+    if bad is not None:
+        text = bad.pop("text")
+        yield finding(
+            "vocab.t2d_invalid",
+            f"{text}: SGLang's load_weights skips t2d, so serving is unaffected; regenerate it from "
+            "d2t (or drop it) for the tools that read it",
+            severity="info",
+            engine=NAME,
+            source=DRAFT_LOAD,
+            **bad,
+        )
+    V = ctx.target.V or d.V
+    if d.tie_word_embeddings and V is not None and d.Vd < V:
+        fix = (
+            "set tie_word_embeddings to false (the draft's lm_head then loads)"
+            if d.has_lm_head
+            else f"re-export the draft with its own lm_head [{d.Vd}, H] and tie_word_embeddings false"
+        )
+        yield finding(
+            "tie.reduced_vocab",
+            f"tie_word_embeddings is true with draft_vocab_size {d.Vd} < {V}: SGLang ties lm_head to the "
+            f"embedding (the target's [{V}, H] after set_embed), skips the draft's lm_head.weight and "
+            f"keeps the first {d.Vd} rows' logits: the draft proposes from weights it was not trained "
+            f"with; {fix}",
+            engine=NAME,
+            source=(DRAFT_INIT, DRAFT_LOAD, SET_EMBED),
+            Vd=d.Vd,
+            V=V,
         )
 
 
@@ -376,7 +439,49 @@ def context_length(cfg: Mapping[str, Any], maxpos: int) -> tuple[int, str]:
     return int(factor * maxpos), f"max_position_embeddings x rope factor {factor:g}"
 
 
-@steps.add("g", "Positions", sources=(DRAFT_WORKER, CONTEXT, CONTEXT_LEN), codes=("maxpos.short",))
+def _rope(run: EngineRun) -> Iterator[Finding]:
+    """``rope.mismatch`` (info) when the draft config's rotary settings differ from the
+    target text config's (:func:`recipecli.engines.common.rope_differences`): SGLang builds
+    the draft's rotary embedding from the draft config alone, so it serves with the draft's
+    settings, as the draft's config says it was trained (EAGLE's, SpecForge's and speculators'
+    trainers build the draft's rotary embedding from the same config): it serves as trained, so
+    by the severity policy (docs/check.md#severity) an info that names the difference."""
+    ctx = run.ctx
+    diffs = rope_differences(run.ctx.draft_ck.config, ctx.target_ck.text.config)
+    if not diffs:
+        return
+    shown = ", ".join(
+        f"{k} {'absent' if a is None else a} vs {'absent' if b is None else b}"
+        for k, (a, b) in diffs.items()
+    )
+    keys = [
+        k
+        for k in ("rope_theta", "rope_parameters", "rope_scaling")
+        if k in ctx.target_ck.text.config
+    ]
+    fix = (
+        f"if the draft was trained with the target's, set the draft's {', '.join(keys)} to the target's "
+        "(and drop its other rope keys)"
+        if keys
+        else "if the draft was trained with the target's, drop the draft's rope keys"
+    )
+    yield finding(
+        "rope.mismatch",
+        f"the draft's rotary settings differ from the target's (draft vs target: {shown}): "
+        f"SGLang builds the draft's rotary embedding from the draft config alone, "
+        f"so the draft serves with its own, as its trainer built it; {fix}",
+        engine=NAME,
+        source=ROPE,
+        differences=diffs,
+    )
+
+
+@steps.add(
+    "g",
+    "Positions",
+    sources=(DRAFT_WORKER, CONTEXT, CONTEXT_LEN, ROPE),
+    codes=("maxpos.short", "rope.mismatch"),
+)
 def step_positions(run: EngineRun) -> Iterable[Finding]:
     """The draft worker is built with the target's context length, and ``ModelConfig`` refuses a
     context length above the draft's derived one (``max_position_embeddings`` times the rope
@@ -384,6 +489,7 @@ def step_positions(run: EngineRun) -> Iterable[Finding]:
     context_length (Y)`` unless ``SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1``, which raises the
     draft's ``max_position_embeddings`` to X. This holds without ``--context-length`` too: the
     target's own length is what the draft gets."""
+    yield from _rope(run)
     ctx = run.ctx
     maxpos = run.get("max_position_embeddings")
     want = ctx.max_model_len or ctx.target.max_position_embeddings

@@ -39,6 +39,7 @@ from recipecli.findings import Finding
         "config.invalid",
         "draft.layers",
         "config.aux_ids_null",
+        "norm.flag_ignored",
     ),
 )
 def step_config(run: EngineRun) -> Iterable[Finding]:
@@ -59,6 +60,7 @@ def step_config(run: EngineRun) -> Iterable[Finding]:
     if run.stopped():
         return
     _aux_count_and_flags(run)
+    yield from _nested_flags(run)
     layers = run.get("layers")
     if layers != 1:
         yield finding(
@@ -79,7 +81,11 @@ def _draft_config(run: EngineRun) -> Iterator[Finding]:
     model_type = str(cfg.get("model_type") or "")
     own = data.get("config_classes", {})
     if not model_type and "llama" not in own:
-        yield missing_model_type(run, GET_CONFIG)
+        yield (
+            _speculators(run, None)
+            if run.ctx.draft.format == "D"
+            else missing_model_type(run, GET_CONFIG)
+        )
         run.stop = "config"
         return
     run.set("model_type", model_type, "config: model_type")
@@ -93,6 +99,10 @@ def _draft_config(run: EngineRun) -> Iterator[Finding]:
             overrides=own,
         )
     except KeyError:
+        if run.ctx.draft.format == "D":
+            yield _speculators(run, model_type)
+            run.stop = "config"
+            return
         yield finding(
             "config.model_type",
             f"draft model_type {model_type!r} has no config class in tokenspeed or transformers "
@@ -107,6 +117,24 @@ def _draft_config(run: EngineRun) -> Iterator[Finding]:
         yield from refused
         run.stop = "config"
         return
+
+
+def _speculators(run: EngineRun, model_type: str | None) -> Finding:
+    """``config.model_type`` for a speculators draft (format D) that ``get_config`` cannot build:
+    tokenspeed reads no speculators config (its layer geometry sits under
+    ``transformer_layer_config``, which transformers' ``AutoConfig`` does not look into), so
+    adding a ``model_type`` only moves the failure to the architecture; the fix is converting
+    the draft to the EAGLE3 layout (``LlamaForCausalLMEagle3``, flat geometry)."""
+    what = f"model_type {model_type!r}" if model_type else "no model_type"
+    return finding(
+        "config.model_type",
+        f"the draft is a speculators checkpoint (speculators_model_type, geometry under "
+        f"transformer_layer_config) with {what}: tokenspeed's get_config (transformers' AutoConfig) cannot "
+        "build it and tokenspeed reads no speculators format; convert it: recipecli convert DRAFT OUT --to eagle3",
+        engine=NAME,
+        source=GET_CONFIG,
+        model_type=model_type,
+    )
 
 
 def _widths(run: EngineRun) -> Iterator[Finding]:
@@ -154,12 +182,51 @@ def _aux_count_and_flags(run: EngineRun) -> None:
         nested = " (eagle_config ids are not counted)" if _nested(cfg) else ""
         run.set("k", 3, f"LlamaModel.__init__ default (3){nested}")
     run.set("fc_in", run.get("k") * H, "k * hidden_size")
+    ec = cfg.get("eagle_config")
     for flag in ("norm_before_fc", "fc_norm", "norm_output"):
         if flag in cfg:
             run.set(flag, bool(cfg[flag]), f"config: {flag}")
         else:
-            run.set(flag, False, "default (false)")
+            nested = (
+                f" (eagle_config.{flag} is not read)" if isinstance(ec, dict) and flag in ec else ""
+            )
+            run.set(flag, False, f"default (false){nested}")
     run.set("norm_before_residual", False, "not read by tokenspeed (residual = raw hidden states)")
+
+
+#: what a norm flag tokenspeed does not build leaves out of the draft's forward
+_FLAG_EFFECT = {
+    "norm_before_fc": "it builds no input_norm and load_weights skips input_norm.weight, so fc "
+    "gets the concatenated aux states unnormalised",
+    "fc_norm": "it builds no fc_norm and load_weights skips the fc_norm.* weights, so fc gets "
+    "the aux states unnormalised",
+    "norm_output": "the next draft step gets the pre-norm hidden state",
+}
+
+
+def _nested_flags(run: EngineRun) -> Iterator[Finding]:
+    """``norm.flag_ignored`` for a norm flag written only under ``eagle_config`` (NVIDIA's
+    exports put ``norm_before_fc`` there): ``Eagle3LlamaModel.__init__`` reads
+    ``getattr(config, flag, False)`` at the top level only, so the draft computes on other
+    inputs than it was trained with. The fix, a top-level copy, is what vLLM and SGLang read
+    too (they read ``norm_before_fc`` from ``eagle_config`` first, the others from the top)."""
+    cfg = run.ctx.draft_ck.config
+    ec = cfg.get("eagle_config")
+    if not isinstance(ec, dict) or run.ctx.draft.attention == "MLA":
+        return
+    for flag, effect in _FLAG_EFFECT.items():
+        if flag in ec and flag not in cfg and bool(ec[flag]) != run.get(flag):
+            yield finding(
+                "norm.flag_ignored",
+                f"eagle_config.{flag} = {ec[flag]} is not read by tokenspeed, which reads the top-level "
+                f"key only (default {run.get(flag)}): {effect}; the draft runs without what it was "
+                f'trained with; copy it to a top-level "{flag}"',
+                engine=NAME,
+                source=DRAFT_MODEL,
+                flag=flag,
+                nested=ec[flag],
+                used=run.get(flag),
+            )
 
 
 def _nested(cfg: Mapping[str, Any]) -> list[int] | None:

@@ -67,6 +67,12 @@ VOCAB = src(
 HEADS = src("models/utils.py", "validate_attention_partition")
 CONTEXT = src("configs/model_config.py", "ModelConfig.__init__ (context_length check)")
 
+#: where the draft's rotary embedding is built (from the draft config alone)
+ROPE = src(
+    "models/llama.py",
+    "LlamaAttention.__init__ (get_rope_theta(config), config.rope_scaling of the draft config)",
+)
+
 steps = StepList()
 
 

@@ -16,9 +16,11 @@ from recipecli.engines.common import (
     no_tensor_findings,
     optional_shapes,
     pad64,
+    rope_differences,
     shape_findings,
     sharing_row,
     split_rows,
+    t2d_problem,
     target_vocab_hidden,
     unexpected_tensors,
 )
@@ -30,6 +32,7 @@ from recipecli.engines.tokenspeed.sources import (
     HEADS,
     MLA_SET_EMBED,
     NAME,
+    ROPE,
     SET_EMBED,
     VOCAB,
     steps,
@@ -96,6 +99,8 @@ def allocated(run: EngineRun) -> dict[str, tuple[int, ...]]:
         "lm_head.missing",
         "norm.qk_dropped",
         "tensor.dropped",
+        "vocab.t2d_invalid",
+        "tie.reduced_vocab",
     ),  # fmt: skip
 )
 def step_tensors(run: EngineRun) -> Iterable[Finding]:
@@ -107,6 +112,7 @@ def step_tensors(run: EngineRun) -> Iterable[Finding]:
     ctx = run.ctx
     tensors = ctx.draft_ck.tensors
     yield from _config_findings(run)
+    yield from _t2d_and_tie(run)
     if not tensors:
         yield from no_tensor_findings(run, DRAFT_LOAD)
         return
@@ -114,6 +120,48 @@ def step_tensors(run: EngineRun) -> Iterable[Finding]:
         return  # the MLA draft's attention tensors follow DeepseekV3's layout; not modelled tensor by tensor
     yield from _weights(run)
     yield from _vocab_and_head(run)
+
+
+def _t2d_and_tie(run: EngineRun) -> Iterator[Finding]:
+    """``t2d`` and ``tie_word_embeddings`` as tokenspeed uses them. ``load_weights`` (Llama and
+    MLA drafts) skips every name containing ``t2d`` (a stale one changes nothing: info). With
+    ``tie_word_embeddings`` ``LlamaForCausalLMEagle3.__init__`` makes ``lm_head`` the embedding
+    module, so the shipped ``lm_head.weight`` has no parameter and is skipped, and
+    ``set_embed_and_head`` swaps the target's [V, H] embedding in; the logits processor keeps
+    all V logits, whose argmax indexes the Vd-entry ``hot_token_id``: with Vd < V the draft
+    proposes from weights it was not trained with, and ids >= Vd index out of range (error)."""
+    ctx = run.ctx
+    d = ctx.draft
+    bad = t2d_problem(ctx)
+    if bad is not None:
+        text = bad.pop("text")
+        yield finding(
+            "vocab.t2d_invalid",
+            f"{text}: tokenspeed's load_weights skips t2d, so serving is unaffected; regenerate it "
+            "from d2t (or drop it) for the tools that read it",
+            severity="info",
+            engine=NAME,
+            source=DRAFT_LOAD,
+            **bad,
+        )
+    V = ctx.target.V or d.V
+    if d.tie_word_embeddings and V is not None and d.Vd < V:
+        fix = (
+            "set tie_word_embeddings to false (the draft's lm_head then loads)"
+            if d.has_lm_head
+            else f"re-export the draft with its own lm_head [{d.Vd}, H] and tie_word_embeddings false"
+        )
+        yield finding(
+            "tie.reduced_vocab",
+            f"tie_word_embeddings is true with draft_vocab_size {d.Vd} < {V}: tokenspeed ties lm_head to "
+            f"the embedding (the target's [{V}, H] after set_embed_and_head) and skips the draft's "
+            f"lm_head.weight; its {V} logits index a hot_token_id of {d.Vd} entries: the draft proposes "
+            f"from weights it was not trained with; {fix}",
+            engine=NAME,
+            source=(DRAFT_INIT, DRAFT_LOAD, SET_EMBED),
+            Vd=d.Vd,
+            V=V,
+        )
 
 
 def _config_findings(run: EngineRun) -> Iterator[Finding]:
@@ -406,7 +454,44 @@ def _share_error(
 # --------------------------------------------------------------------------- g. positions
 
 
-@steps.add("g", "Positions", sources=(CONTEXT,), codes=("maxpos.short",))
+def _rope(run: EngineRun) -> Iterator[Finding]:
+    """``rope.mismatch`` (info) when the draft config's rotary settings differ from the
+    target text config's (:func:`recipecli.engines.common.rope_differences`): tokenspeed builds
+    the draft's rotary embedding from the draft config alone, so it serves with the draft's
+    settings, as the draft's config says it was trained (EAGLE's, SpecForge's and speculators'
+    trainers build the draft's rotary embedding from the same config): it serves as trained, so
+    by the severity policy (docs/check.md#severity) an info that names the difference."""
+    ctx = run.ctx
+    diffs = rope_differences(run.ctx.draft_ck.config, ctx.target_ck.text.config)
+    if not diffs:
+        return
+    shown = ", ".join(
+        f"{k} {'absent' if a is None else a} vs {'absent' if b is None else b}"
+        for k, (a, b) in diffs.items()
+    )
+    keys = [
+        k
+        for k in ("rope_theta", "rope_parameters", "rope_scaling")
+        if k in ctx.target_ck.text.config
+    ]
+    fix = (
+        f"if the draft was trained with the target's, set the draft's {', '.join(keys)} to the target's "
+        "(and drop its other rope keys)"
+        if keys
+        else "if the draft was trained with the target's, drop the draft's rope keys"
+    )
+    yield finding(
+        "rope.mismatch",
+        f"the draft's rotary settings differ from the target's (draft vs target: {shown}): "
+        f"tokenspeed builds the draft's rotary embedding from the draft config alone, "
+        f"so the draft serves with its own, as its trainer built it; {fix}",
+        engine=NAME,
+        source=ROPE,
+        differences=diffs,
+    )
+
+
+@steps.add("g", "Positions", sources=(CONTEXT, ROPE), codes=("maxpos.short", "rope.mismatch"))
 def step_positions(run: EngineRun) -> Iterable[Finding]:
     """``ModelConfig`` derives the draft's context length from its config (``max_position_embeddings``
     and rope scaling) and refuses a ``--max-model-len`` above it (``User-specified context_length (X)
@@ -414,6 +499,7 @@ def step_positions(run: EngineRun) -> Iterable[Finding]:
     ``TOKENSPEED_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1``; nothing raises it automatically. Without
     ``--max-model-len`` nothing compares the two and positions past the draft's rotary cache read
     out of range."""
+    yield from _rope(run)
     ctx = run.ctx
     maxpos = run.get("max_position_embeddings")
     want = ctx.max_model_len or ctx.target.max_position_embeddings

@@ -236,6 +236,12 @@ def _aux_count(run: EngineRun) -> None:
     module = (_registry()["eagle3_drafts"].get(arch) or ["", ""])[0]
     qwen3 = module.endswith("qwen3_eagle3")
     run.set("qwen3_layer", qwen3, f"{arch} -> {module or 'unregistered'}")
+    if not use_aux:
+        # LlamaModel.__init__ builds fc (and sets num_aux_hidden_states / fc_input_size) only
+        # under `if self.use_aux_hidden_state:`
+        run.set("k", None, "LlamaModel.__init__: no fc without aux hidden states")
+        run.set("fc_in", None, "LlamaModel.__init__: no fc without aux hidden states")
+        return
     top_ids = cfg.get("eagle_aux_hidden_state_layer_ids")
     if qwen3 and isinstance(cfg.get("num_aux_layers"), int):
         run.set("k", cfg["num_aux_layers"], "config: num_aux_layers")

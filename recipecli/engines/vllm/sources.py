@@ -104,6 +104,12 @@ MTP_REWRITTEN = frozenset({"deepseek_v3", "deepseek_v32", "glm_moe_dsa"})
 #: speculative.py _CACHE_ONLY_ROPE_TYPES: RoPE types whose cache vLLM may simply resize
 CACHE_ONLY_ROPE_TYPES = frozenset({"default", "linear", "llama3", "ntk", "proportional"})
 
+#: where the draft's rotary embedding is built (from the draft config alone)
+ROPE = src(
+    "vllm/model_executor/models/llama.py",
+    "LlamaAttention._init_rotary_emb (get_rope with the draft config's rope_parameters)",
+)
+
 steps = StepList()
 
 

@@ -15,9 +15,11 @@ from recipecli.engines.common import (
     no_tensor_findings,
     optional_shapes,
     pad64,
+    rope_differences,
     shape_findings,
     sharing_row,
     split_rows,
+    t2d_problem,
     target_vocab_hidden,
     unexpected_tensors,
 )
@@ -32,6 +34,7 @@ from recipecli.engines.vllm.sources import (
     LOGITS,
     MAXPOS,
     NAME,
+    ROPE,
     SHARE_EMBED,
     SHARE_HEAD,
     VOCAB_PARALLEL,
@@ -109,6 +112,8 @@ def allocated(run: EngineRun) -> dict[str, tuple[int, ...]]:
         "vocab.d2t_missing",
         "vocab.d2t_ignored",
         "tensor.dropped",
+        "vocab.t2d_invalid",
+        "tie.reduced_vocab",
     ),  # fmt: skip
 )
 def step_tensors(run: EngineRun) -> Iterable[Finding]:
@@ -121,6 +126,7 @@ def step_tensors(run: EngineRun) -> Iterable[Finding]:
     the draft serves garbage without an error."""
     ctx = run.ctx
     tensors = ctx.draft_ck.tensors
+    yield from _t2d_and_tie(run)
     if not tensors:
         yield from no_tensor_findings(run, EAGLE3_LOAD)
         return
@@ -139,9 +145,12 @@ def step_tensors(run: EngineRun) -> Iterable[Finding]:
         run, shapes, NAME, "vLLM", (EAGLE3_LAYER, EAGLE3_MODEL, WEIGHTS_LOADER)
     )
     # names vLLM has no parameter for
-    extra = [n for n in unexpected_tensors(ctx) if n not in want]
-    if not run.get("use_aux"):
-        extra += [n for n in tensors if n.endswith("fc.weight")]
+    # load_weights maps "fc." to None without aux states and "input_norm." without
+    # norm_before_fc: those names are skipped, not refused
+    skipped = ("fc.",) * (not run.get("use_aux")) + ("input_norm.",) * (
+        not run.get("norm_before_fc")
+    )
+    extra = [n for n in unexpected_tensors(ctx) if n not in want and not _mapped_away(n, skipped)]
     if extra:
         shown = ", ".join(extra[:5]) + (" …" if len(extra) > 5 else "")
         yield finding(
@@ -166,6 +175,50 @@ def step_tensors(run: EngineRun) -> Iterable[Finding]:
             target_hidden=t.H,
         )
     yield from _vocab_and_bias(run)
+
+
+def _mapped_away(name: str, substrings: tuple[str, ...]) -> bool:
+    """True when ``load_weights``' ``WeightsMapper(orig_to_new_substr={s: None})`` drops
+    ``name`` (it contains one of ``substrings``)."""
+    return any(s in name for s in substrings)
+
+
+def _t2d_and_tie(run: EngineRun) -> Iterator[Finding]:
+    """``t2d`` and ``tie_word_embeddings`` as vLLM uses them: ``load_weights`` skips every name
+    containing ``t2d`` (a stale one changes nothing), and ``Eagle3LlamaForCausalLM.__init__``
+    calls ``nn.Module.__init__`` and builds its own ``ParallelLMHead(draft_vocab_size, H)``,
+    never tying it to the embedding (``tie_word_embeddings`` is not read): both are infos."""
+    ctx = run.ctx
+    d = ctx.draft
+    bad = t2d_problem(ctx)
+    if bad is not None:
+        text = bad.pop("text")
+        yield finding(
+            "vocab.t2d_invalid",
+            f"{text}: vLLM's load_weights skips t2d, so serving is unaffected; regenerate it from "
+            "d2t (or drop it) for the tools that read it",
+            severity="info",
+            engine=NAME,
+            source=EAGLE3_LOAD,
+            **bad,
+        )
+    V = ctx.target.V or d.V
+    if d.tie_word_embeddings and V is not None and d.Vd < V:
+        head = (
+            f"loads the draft's own lm_head [{d.Vd}, H]"
+            if d.has_lm_head
+            else "borrows the target's head (see lm_head.missing)"
+        )
+        yield finding(
+            "tie.reduced_vocab",
+            f"tie_word_embeddings is true with draft_vocab_size {d.Vd} < {V}, but vLLM's "
+            f"Eagle3LlamaForCausalLM never ties its head to the embedding: it {head}",
+            severity="info",
+            engine=NAME,
+            source=EAGLE3_CAUSAL,
+            Vd=d.Vd,
+            V=V,
+        )
 
 
 def _vocab_and_bias(run: EngineRun) -> Iterator[Finding]:
@@ -346,12 +399,50 @@ def _sharing(run: EngineRun, tp: int, dtp: int) -> SharingRow:
 # --------------------------------------------------------------------------- g. positions
 
 
-@steps.add("g", "Positions", sources=(MAXPOS,), codes=("maxpos.short",))
+def _rope(run: EngineRun) -> Iterator[Finding]:
+    """``rope.mismatch`` (info) when the draft config's rotary settings differ from the
+    target text config's (:func:`recipecli.engines.common.rope_differences`): vLLM builds
+    the draft's rotary embedding from the draft config alone, so it serves with the draft's
+    settings, as the draft's config says it was trained (EAGLE's, SpecForge's and speculators'
+    trainers build the draft's rotary embedding from the same config): it serves as trained, so
+    by the severity policy (docs/check.md#severity) an info that names the difference."""
+    ctx = run.ctx
+    diffs = rope_differences(run.config, ctx.target_ck.text.config)
+    if not diffs:
+        return
+    shown = ", ".join(
+        f"{k} {'absent' if a is None else a} vs {'absent' if b is None else b}"
+        for k, (a, b) in diffs.items()
+    )
+    keys = [
+        k
+        for k in ("rope_theta", "rope_parameters", "rope_scaling")
+        if k in ctx.target_ck.text.config
+    ]
+    fix = (
+        f"if the draft was trained with the target's, set the draft's {', '.join(keys)} to the target's "
+        "(and drop its other rope keys)"
+        if keys
+        else "if the draft was trained with the target's, drop the draft's rope keys"
+    )
+    yield finding(
+        "rope.mismatch",
+        f"the draft's rotary settings differ from the target's (draft vs target: {shown}): "
+        f"vLLM builds the draft's rotary embedding from the draft config alone, "
+        f"so the draft serves with its own, as its trainer built it; {fix}",
+        engine=NAME,
+        source=ROPE,
+        differences=diffs,
+    )
+
+
+@steps.add("g", "Positions", sources=(MAXPOS, ROPE), codes=("maxpos.short", "rope.mismatch"))
 def step_positions(run: EngineRun) -> Iterable[Finding]:
     """A draft whose ``max_position_embeddings`` is below the target's ``max_model_len`` has it
     raised to that length (its rotary cache is resized) when every RoPE type it uses only sizes a
     cache (default, linear, llama3, ntk, proportional) — nothing to do; with another RoPE type
     (yarn, dynamic, longrope …) vLLM limits the serving length to the draft's instead."""
+    yield from _rope(run)
     ctx = run.ctx
     maxpos = run.get("max_position_embeddings")
     want = ctx.max_model_len or ctx.target.max_position_embeddings
