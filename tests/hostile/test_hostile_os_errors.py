@@ -10,7 +10,7 @@ import os
 import subprocess
 
 import pytest
-from conftest import hidden, one_error_line
+from hostile_helpers import hidden, one_error_line
 
 from recipecli.cli import main
 

@@ -14,7 +14,7 @@ import textwrap
 import time
 
 import pytest
-from conftest import hidden, one_error_line
+from hostile_helpers import hidden, one_error_line
 
 # A subprocess that sends itself SIGINT at a chosen point: after the first tensor of convert,
 # while docs stages its pages, and while the command module is being imported (start-up).

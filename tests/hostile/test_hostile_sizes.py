@@ -7,7 +7,7 @@ from __future__ import annotations
 import time
 
 import pytest
-from conftest import one_error_line
+from hostile_helpers import one_error_line
 
 
 @pytest.mark.parametrize(

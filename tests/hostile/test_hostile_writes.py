@@ -11,7 +11,7 @@ import os
 import stat
 
 import pytest
-from conftest import hidden, one_error_line
+from hostile_helpers import hidden, one_error_line
 
 from recipecli.cli import main
 
