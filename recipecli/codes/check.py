@@ -139,6 +139,12 @@ ENTRIES: tuple[Code, ...] = (
         "tokenspeed captures the eagle_config ids and ignores the top-level list that sizes fc.",
     ),
     _code(
+        "aux.fc_unused",
+        "error",
+        "runs wrong silently",
+        "eagle_config.use_aux_hidden_state is false but the draft ships fc.weight: the engine never applies fc (vLLM drops it at load, SGLang loads it and its forward skips it), so a draft trained with aux states runs without them.",
+    ),
+    _code(
         "aux.convention",
         "info",
         "nothing to do",

@@ -23,6 +23,7 @@ from recipecli.engines.common import (
     unexpected_tensors,
 )
 from recipecli.engines.sglang.sources import (
+    AUX_IDS,
     CONTEXT,
     CONTEXT_LEN,
     DRAFT_INIT,
@@ -107,6 +108,7 @@ def allocated(run: EngineRun) -> dict[str, tuple[int, ...]]:
         "lm_head.missing",
         "vocab.t2d_invalid",
         "tie.reduced_vocab",
+        "aux.fc_unused",
     ),  # fmt: skip
 )
 def step_tensors(run: EngineRun) -> Iterable[Finding]:
@@ -177,9 +179,22 @@ def _weights(run: EngineRun) -> Iterator[Finding]:
     tensors = ctx.draft_ck.tensors
     H = run.get("H")
     want = allocated(run)
+    required = _required(run, want)
     yield from missing_tensor_findings(
-        run, _required(run, want), engine=NAME, title="SGLang", source=DRAFT_LOAD
+        run, required, engine=NAME, title="SGLang", source=DRAFT_LOAD
     )
+    fc = d.tensor("fc")
+    if fc not in required and fc in tensors:
+        yield finding(
+            "aux.fc_unused",
+            f"eagle_config.use_aux_hidden_state is false but the draft ships {fc}: SGLang loads it, "
+            "captures no aux states and LlamaModel.forward skips fc (the target's hidden state is "
+            "as wide as the draft's), so the draft runs without it; if it was trained with aux "
+            "states, remove use_aux_hidden_state (default true), else drop fc.weight",
+            engine=NAME,
+            source=(AUX_IDS, DRAFT_MODEL),
+            dropped=[fc],
+        )
     shapes = {**want, **optional_shapes(d, H, run.get("V"), run.get("Vd"))}
     if run.get("head_from_target") or d.tie_word_embeddings:
         shapes.pop(d.tensor("lm_head"), None)

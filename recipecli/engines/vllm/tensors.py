@@ -114,6 +114,7 @@ def allocated(run: EngineRun) -> dict[str, tuple[int, ...]]:
         "tensor.dropped",
         "vocab.t2d_invalid",
         "tie.reduced_vocab",
+        "aux.fc_unused",
     ),  # fmt: skip
 )
 def step_tensors(run: EngineRun) -> Iterable[Finding]:
@@ -175,6 +176,27 @@ def step_tensors(run: EngineRun) -> Iterable[Finding]:
             target_hidden=t.H,
         )
     yield from _vocab_and_bias(run)
+    yield from _fc_unused(run)
+
+
+def _fc_unused(run: EngineRun) -> Iterator[Finding]:
+    """``aux.fc_unused`` when ``eagle_config.use_aux_hidden_state`` is false but the checkpoint
+    ships ``fc.weight``: ``LlamaModel.__init__`` builds no fc, ``load_weights`` maps ``fc.`` to
+    None (dropped) and ``combine_hidden_states`` returns the target's hidden state unchanged;
+    an fc exists only to combine aux states, so the draft was likely trained with them."""
+    name = run.ctx.draft.tensor("fc")
+    if run.get("use_aux") or name not in run.ctx.draft_ck.tensors:
+        return
+    yield finding(
+        "aux.fc_unused",
+        f"eagle_config.use_aux_hidden_state is false but the draft ships {name}: vLLM builds no fc, "
+        "its load_weights drops the tensor and the draft gets the target's last hidden state "
+        "instead of aux states; if it was trained with aux states, remove use_aux_hidden_state "
+        "(default true), else drop fc.weight",
+        engine=NAME,
+        source=(EAGLE3_MODEL, EAGLE3_LOAD),
+        dropped=[name],
+    )
 
 
 def _mapped_away(name: str, substrings: tuple[str, ...]) -> bool:

@@ -582,3 +582,79 @@ def test_fixture_specforge_llama_on_llama_8b(fixture_config, tmp_path):
     # pad64(128256) = 128256 (2004 * 64) divides 8: 16032 rows per rank
     assert _sharing(res)[8].target_shape == (16032, 4096)
     assert "maxpos.short" not in codes(_run(p, tmp_path / "ctx", tps=(8,), max_model_len=2048))
+
+
+# ------------------------------------------------ issue #24: use_aux_hidden_state, tie, RoPE
+
+
+def test_use_aux_hidden_state_false_serves_without_fc(tmp_path):
+    # spec_aux_hidden_state.py _resolve_eagle_aux_hidden_state: eagle_use_aux_hidden_state =
+    # eagle_config.get("use_aux_hidden_state", True) -> False: the target captures no aux states
+    # and hands the draft its own last hidden state, 64 wide (target H). llama_eagle3.py
+    # LlamaModel.forward runs fc only `if hidden_states.shape[-1] != embeds.shape[-1]`: 64 == 64
+    # (draft H), so the fc the draft builds is never used and a missing fc.weight harms nothing
+    p = base_pair().drop("fc.weight")
+    p.draft["eagle_config"] = {"use_aux_hidden_state": False}
+    res = _run(p, tmp_path / "off")
+    assert not find(res, "tensor.missing", engine=S)
+    assert [f for f in errors(res) if f.engine == S] == []
+    # the twin: aux states on (the default), fc [64, 3*64] is fed and must be loaded
+    p = base_pair().drop("fc.weight")
+    res = _run(p, tmp_path / "on")
+    assert one(res, "tensor.missing", engine=S).evidence["missing"] == ["fc.weight"]
+
+
+def test_use_aux_hidden_state_false_with_a_shipped_fc(tmp_path):
+    # the same flag with fc.weight [64, 192] shipped: load_weights loads it, but forward never runs
+    # fc (64 == 64): the draft runs without a weight it ships -> aux.fc_unused
+    p = base_pair()
+    p.draft["eagle_config"] = {"use_aux_hidden_state": False}
+    f = one(_run(p, tmp_path), "aux.fc_unused", engine=S)
+    assert (f.severity, f.evidence) == ("error", {"dropped": ["fc.weight"]})
+
+
+def test_use_aux_hidden_state_false_narrow_target_still_needs_fc(tmp_path):
+    # the same flag on a target of H 128 (draft 64): forward sees 128 != 64 and runs fc
+    p = base_pair().drop("fc.weight")
+    p.draft["eagle_config"] = {"use_aux_hidden_state": False}
+    p.target = target_config(H=128)
+    res = _run(p, tmp_path)
+    assert "fc.weight" in one(res, "tensor.missing", engine=S).evidence["missing"]
+
+
+def test_tie_reduced_vocab_on_sglang(tmp_path):
+    # llama_eagle3.py LlamaForCausalLMEagle3.__init__: tie_word_embeddings -> lm_head is
+    # model.embed_tokens ([640, 64]); load_weights finds no "lm_head.weight" parameter (it is
+    # named model.embed_tokens.weight) and skips the draft's [128, 64] head; LogitsProcessor with
+    # vocab_size = draft_vocab_size 128 keeps the embedding's first 128 rows' logits
+    p = base_pair()
+    p.draft["tie_word_embeddings"] = True
+    f = one(_run(p, tmp_path), "tie.reduced_vocab", engine=S)
+    assert (f.severity, f.tp, f.evidence) == ("error", None, {"Vd": 128, "V": 640})
+    assert "the first 128 rows' logits" in f.message
+
+
+def test_stale_t2d_is_an_info_on_sglang(tmp_path):
+    # llama_eagle3.py LlamaForCausalLMEagle3.load_weights: `if "t2d" in name: continue`
+    _, t2d = stride_map(640, 128)
+    t2d[1] = True  # 129 ids marked, Vd 128
+    p = base_pair().put("t2d", "BOOL", (640,), t2d)
+    res = _run(p, tmp_path)
+    f = one(res, "vocab.t2d_invalid", engine=S)
+    assert (f.severity, f.evidence) == ("info", {"true_count": 129, "Vd": 128})
+    assert res.ready_tps(S) == [1, 2, 4]
+
+
+def test_rope_theta_differs_from_the_target(tmp_path):
+    # models/llama.py LlamaDecoderLayer.__init__ reads the DRAFT config's rope_parameters (transformers
+    # 5 standardises a missing rope_theta to the class default 10000.0) for get_rope; the target
+    # says 500000.0: an info naming both (docs/check.md#severity: it serves as its config says)
+    p = base_pair()
+    p.target["rope_theta"] = 500000.0
+    f = one(_run(p, tmp_path / "a"), "rope.mismatch", engine=S)
+    assert (f.severity, f.evidence) == (
+        "info",
+        {"differences": {"rope_theta": [10000.0, 500000.0]}},
+    )
+    p.draft["rope_theta"] = 500000.0  # the fix the message names
+    assert not find(_run(p, tmp_path / "b"), "rope.mismatch")

@@ -22,6 +22,7 @@ from helpers.pairs import (
     find,
     minimal_target_specs,
     one,
+    stride_map,
     target_config,
 )
 
@@ -187,3 +188,67 @@ def test_llama_eagle3_release_on_tokenspeed_after_convert(tmp_path):
     after = run_check(open_checkpoint(str(t)), open_checkpoint(str(out)), tps=(1,))
     assert errors(after) == []
     assert after.resolved["tokenspeed"]["architecture"]["value"] == "LlamaForCausalLMEagle3"
+
+
+# ------------------------------------------------ issue #24: nested norm flags, tie, t2d
+
+
+def _nested_norm_before_fc_pair() -> Pair:
+    """NVIDIA-style: ``norm_before_fc`` only under ``eagle_config``, with its trained
+    ``input_norm.weight`` [k*H] = [3*64] = [192]."""
+    cfg = draft_config_b()
+    cfg["eagle_config"] = {"norm_before_fc": True}
+    d2t, t2d = stride_map(640, 128)
+    specs = draft_specs(cfg, norm_before_fc=True, d2t=d2t, t2d=t2d)
+    return Pair(target_config(), cfg, {s.name: s for s in specs})
+
+
+def test_norm_before_fc_under_eagle_config_is_lost_on_tokenspeed(tmp_path):
+    # llama_eagle3.py Eagle3LlamaModel.__init__: input_norm only
+    # `if getattr(config, "norm_before_fc", False)` (top level); get_config does not flatten
+    # eagle_config, so no input_norm is built and load_weights finds no parameter for
+    # input_norm.weight (skipped): fc gets the aux states unnormalised -> error
+    res = _nested_norm_before_fc_pair().run(tmp_path)
+    f = one(res, "norm.flag_ignored", engine="tokenspeed")
+    assert (f.severity, f.evidence) == (
+        "error",
+        {"flag": "norm_before_fc", "nested": True, "used": False},
+    )
+    assert "input_norm" in f.message
+    # vLLM and SGLang read eagle_config.get("norm_before_fc", getattr(config, ...)) first:
+    # input_norm [192] is built and loaded there
+    assert not find(res, "norm.flag_ignored", engine="vllm")
+    assert not find(res, "norm.flag_ignored", engine="sglang")
+    assert res.resolved["vllm"]["norm_before_fc"]["value"] is True
+
+
+def test_norm_before_fc_fix_applied(tmp_path):
+    # the fix the finding names: a top-level copy; tokenspeed then builds input_norm [192] and
+    # loads the draft's; vLLM and SGLang still read the nested true; no engine has an error
+    p = _nested_norm_before_fc_pair()
+    p.draft["norm_before_fc"] = True
+    res = p.run(tmp_path)
+    assert "norm.flag_ignored" not in codes(res)
+    assert res.resolved["tokenspeed"]["norm_before_fc"]["value"] is True
+    assert errors(res) == []
+
+
+def test_tie_reduced_vocab_on_tokenspeed(tmp_path):
+    # llama_eagle3.py LlamaForCausalLMEagle3.__init__: tie_word_embeddings -> lm_head is
+    # model.embed_tokens; load_weights skips "lm_head.weight" (no such parameter); the logits
+    # processor keeps config.vocab_size 640 logits, indexing a hot_token_id of 128 entries
+    p = base_pair()
+    p.draft["tie_word_embeddings"] = True
+    f = one(p.run(tmp_path), "tie.reduced_vocab", engine="tokenspeed")
+    assert (f.severity, f.evidence) == ("error", {"Vd": 128, "V": 640})
+    assert "its 640 logits index a hot_token_id of 128 entries" in f.message
+
+
+def test_stale_t2d_is_an_info_on_tokenspeed(tmp_path):
+    # llama_eagle3.py LlamaForCausalLMEagle3.load_weights: `if "t2d" in name: continue`
+    _, t2d = stride_map(640, 128)
+    t2d[5], t2d[6] = False, True  # d2t maps draft id 1 to 5, now unmarked
+    res = base_pair().put("t2d", "BOOL", (640,), t2d).run(tmp_path)
+    f = one(res, "vocab.t2d_invalid", engine="tokenspeed")
+    assert (f.severity, f.evidence) == ("info", {"count": 1, "draft_id": 1})
+    assert res.ready_tps("tokenspeed") == [1, 2, 4]

@@ -227,3 +227,84 @@ def test_vllm_18906_narrow_draft_without_embedding(tmp_path):
         "H": 32,
         "target_hidden": 64,
     }
+
+
+# ------------------------------------------------ issue #24: use_aux_hidden_state, tie, RoPE
+
+
+def test_vllm_use_aux_hidden_state_false_has_no_fc(tmp_path):
+    # llama_eagle3.py LlamaModel.__init__ builds fc, and sets num_aux_hidden_states and
+    # fc_input_size, only `if self.use_aux_hidden_state:` (eagle_config's, else True)
+    p = base_pair().drop("fc.weight")
+    p.draft["eagle_config"] = {"use_aux_hidden_state": False}
+    res = p.run(tmp_path / "no-fc", engines=("vllm",))
+    assert res.resolved["vllm"]["k"]["value"] is None
+    assert res.resolved["vllm"]["fc_in"]["value"] is None
+    assert not {"tensor.unexpected", "tensor.missing", "aux.fc_unused"} & codes(res)
+    assert res.ready_tps("vllm") == [1, 2, 4]
+
+
+def test_vllm_use_aux_hidden_state_false_drops_a_shipped_fc(tmp_path):
+    # Eagle3LlamaForCausalLM.load_weights maps "fc." to None without aux states: the [64, 192]
+    # fc.weight is dropped, not refused (the conformance probe of syn-use_aux-false: "tensor
+    # model.fc.weight dropped"), and combine_hidden_states returns the hidden state unchanged
+    p = base_pair()
+    p.draft["eagle_config"] = {"use_aux_hidden_state": False}
+    res = p.run(tmp_path, engines=("vllm",))
+    assert "tensor.unexpected" not in codes(res)
+    f = one(res, "aux.fc_unused", engine="vllm")
+    assert (f.severity, f.evidence) == ("error", {"dropped": ["fc.weight"]})
+
+
+def test_vllm_never_ties_a_reduced_head(tmp_path):
+    # llama_eagle3.py Eagle3LlamaForCausalLM.__init__: nn.Module.__init__(self) (not
+    # LlamaForCausalLM's), lm_head = ParallelLMHead(draft_vocab_size 128, H 64): the draft's own
+    # [128, 64] lm_head loads whatever tie_word_embeddings says -> an info, vLLM stays READY
+    p = base_pair()
+    p.draft["tie_word_embeddings"] = True
+    res = p.run(tmp_path, engines=("vllm",))
+    f = one(res, "tie.reduced_vocab", engine="vllm")
+    assert (f.severity, f.evidence) == ("info", {"Vd": 128, "V": 640})
+    assert res.ready_tps("vllm") == [1, 2, 4]
+
+
+def test_vllm_stale_t2d_is_an_info(tmp_path):
+    # Eagle3LlamaForCausalLM.load_weights: `if "t2d" in name: continue`; t2d of the wrong length
+    _, t2d = stride_map(640, 128)
+    p = base_pair().put("t2d", "BOOL", (639,), t2d[:639])
+    res = p.run(tmp_path, engines=("vllm",))
+    f = one(res, "vocab.t2d_invalid", engine="vllm")
+    assert (f.severity, f.evidence) == (
+        "info",
+        {"dtype": "BOOL", "shape": [639], "expected": [640]},
+    )
+    assert res.ready_tps("vllm") == [1, 2, 4]
+
+
+def test_vllm_rope_scaling_and_rope_parameters_compare_as_one(tmp_path):
+    # transformers 5 (vLLM pins 5.20.2) standardises rope_scaling + rope_theta into
+    # rope_parameters; models/llama.py LlamaAttention._init_rotary_emb passes the draft config's
+    # rope_parameters to get_rope. Llama 3.1's llama3 scaling written either way is the same
+    llama3 = {
+        "rope_type": "llama3",
+        "factor": 8.0,
+        "low_freq_factor": 1.0,
+        "high_freq_factor": 4.0,
+        "original_max_position_embeddings": 8192,
+    }
+    p = base_pair()
+    p.target.update(rope_theta=500000.0, rope_scaling=llama3)
+    p.draft["rope_parameters"] = {**llama3, "rope_theta": 500000.0}
+    assert not find(p.run(tmp_path / "same", engines=("vllm",)), "rope.mismatch")
+    # the draft without the scaling: get_rope builds default RoPE at theta 500000 for it
+    del p.draft["rope_parameters"]
+    p.draft["rope_theta"] = 500000.0
+    f = one(p.run(tmp_path / "differs", engines=("vllm",)), "rope.mismatch", engine="vllm")
+    assert f.severity == "info"
+    assert f.evidence["differences"] == {
+        "factor": [None, 8.0],
+        "high_freq_factor": [None, 4.0],
+        "low_freq_factor": [None, 1.0],
+        "original_max_position_embeddings": [None, 8192],
+        "rope_type": ["default", "llama3"],
+    }
