@@ -13,7 +13,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
-from recipecli.errors import UsageError
+from recipecli.errors import RecipeError, UsageError
+from recipecli.findings import Finding
 from recipecli.recipes.loader import Recipe
 from recipecli.recipes.render import Rendered
 
@@ -83,6 +84,7 @@ def deployment(recipe: Recipe, serve: Rendered) -> Deployment:
         serve: :func:`recipecli.recipes.render.render_command` with ``what="serve"``.
     """
     target, draft = pair_of(recipe, serve.hardware)
+    target, draft = serve.target or target, serve.draft or draft  # after --set target=/draft=
     tp = int(_flag(serve, TP_FLAGS) or 1)
     mml = _flag(serve, LENGTH_FLAGS)
     draft_tp = None
@@ -354,3 +356,108 @@ def _run_groups(
         )
         runs.append((tuple(group), res))
     return tuple(runs)
+
+
+# --------------------------------------------------------------------------- render's pair gate
+
+#: check's codes for a TP layout the engine refuses at load: heads or the padded vocabulary not
+#: split by the TP size, a draft TP vLLM rejects. ``render`` refuses a command check would
+#: refuse on them (:func:`pair_gate`).
+LAYOUT_CODES: frozenset[str] = frozenset(
+    {"tp.heads_indivisible", "tp.vocab_indivisible", "draft_tp.invalid"}
+)
+
+
+def _open_offline(source: str) -> Checkpoint | None:
+    """``source`` opened without the network: recipecli's bundled snapshot of that repo id, or a
+    local directory / snapshot / config file; None when it is neither or does not open (then
+    ``check`` is the place to learn why)."""
+    from pathlib import Path
+
+    from recipecli.checkpoint.resolve import open_checkpoint
+    from recipecli.errors import RecipeCliError
+    from recipecli.examples import bundled_snapshots
+
+    path = bundled_snapshots().get(source) or (source if Path(source).exists() else None)
+    if path is None:
+        return None
+    try:
+        return open_checkpoint(path, offline=True)
+    except RecipeCliError:
+        return None
+
+
+def _tp_where(recipe: Recipe, sets: Sequence[str]) -> str:
+    """Where the TP size comes from, for a message: the last ``--set`` of it, else the recipe."""
+    for text in reversed(sets):
+        name = text.partition("=")[0].strip().lstrip("-").removeprefix("serve.")
+        if "--" + name.replace("_", "-") in TP_FLAGS:
+            return f"--set {text}"
+    return recipe.where("serve", "tensor_parallel_size")
+
+
+def pair_gate(
+    recipe: Recipe,
+    serve: Rendered,
+    *,
+    sets: Sequence[str] = (),
+    force: bool = False,
+    recipe_draft: bool = True,
+) -> list[Finding]:
+    """``render``'s check of the pair it serves: :func:`recipecli.check.run_check` for
+    ``serve``'s engine at its TP size, draft TP and serving length, on the target and draft
+    when both open offline (:func:`_open_offline`; else nothing is checked here).
+
+    Args:
+        recipe: the recipe ``serve`` was rendered from.
+        serve: the rendered serve command (its pair after ``--set``).
+        sets: the ``--set`` texts (to say where the TP size came from).
+        force: render anyway: layout errors come back as warnings.
+        recipe_draft: False when another draft than the recipe's is rendered: its other
+            check errors come back as warnings (the recipe's ``unsupported`` reasons are about
+            its own draft; the engine's support of this one is re-derived here).
+
+    Returns:
+        warnings for the command (``--force``d layout errors; check's errors on another draft).
+
+    Raises:
+        RecipeError: an error of :data:`LAYOUT_CODES` (the engine refuses this TP layout), with
+            the engine's reason; not with ``force``.
+    """
+    from recipecli.check import run_check
+    from recipecli.codes import finding
+
+    dep = deployment(recipe, serve)
+    target, draft = _open_offline(dep.target), _open_offline(dep.draft)
+    if target is None or draft is None:
+        return []
+    res = run_check(
+        target,
+        draft,
+        engines=(dep.engine,),
+        tps=(dep.tp,),
+        draft_tp=dep.draft_tp,
+        max_model_len=dep.max_model_len,
+        kernel="skip",
+    )
+    errors = [f for f in res.findings if f.severity == "error"]
+    layout = [f for f in errors if f.code in LAYOUT_CODES]
+    if layout and not force:
+        more = f" (+{len(layout) - 1} more)" if len(layout) > 1 else ""
+        raise RecipeError(
+            f"{dep.engine} refuses TP {dep.tp}: {layout[0].message} [{layout[0].source}]{more}",
+            path=_tp_where(recipe, sets),
+            hint=f"pick a TP size `recipecli check {dep.target} {dep.draft} --engine "
+            f"{dep.engine} --tp 1,2,4,8` calls READY, or render anyway with --force",
+        )
+    shown = layout + ([f for f in errors if f.code not in LAYOUT_CODES] if not recipe_draft else [])
+    return [
+        finding(
+            f.code,
+            f"check ({dep.engine}, TP {dep.tp}): {f.message}",
+            severity="warning",
+            engine=dep.engine,
+            source=f"{dep.draft}; {f.source}",
+        )
+        for f in shown
+    ]

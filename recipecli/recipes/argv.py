@@ -31,6 +31,8 @@ class Rendered:
         head: number of argv items on the first shell line (program + subcommands + model).
         warnings: non-fatal findings (text overrides absent from the config, …).
         point: for one command of a bench sweep, ``NAME=VALUE`` of its sweep point; else ``""``.
+        target, draft: the target and draft SOURCEs the command serves or measures (after
+            ``--set target=`` / ``--set draft=``; ``""`` when not known).
     """
 
     what: str
@@ -42,6 +44,8 @@ class Rendered:
     head: int = 0
     warnings: tuple[Finding, ...] = field(default_factory=tuple)
     point: str = ""
+    target: str = ""
+    draft: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         """``{"env": ..., "argv": ...}`` (the ``argv-json`` format)."""
@@ -276,6 +280,8 @@ def rendered_commands(res: Resolved, what: str) -> list[Rendered]:
                 tuple(res.flags.items()),
                 _serve_head(engine),
                 res.warnings,
+                target=res.target,
+                draft=res.draft,
             )
         ]
     if what == "bench":

@@ -95,8 +95,10 @@ __all__ = [
     "render_all",
     "render_command",
     "resolve",
+    "own_draft",
     "scalar_text",
     "serve_argv",
+    "set_draft",
     "serve_flag_argv",
     "served_model",
     "shell_text",
@@ -108,11 +110,31 @@ __all__ = [
 ]
 
 
-def lint_gate(recipe: Recipe, engine: str, *, force: bool = False) -> None:
+def set_draft(sets: Sequence[str]) -> str | None:
+    """The draft ``--set draft=SOURCE`` names (the last one), or None when ``sets`` names none."""
+    drafts = [raw for name, _, raw in (t.partition("=") for t in sets) if name.strip() == "draft"]
+    return drafts[-1] if drafts else None
+
+
+def own_draft(recipe: Recipe, hardware: str | None, draft: str | None) -> bool:
+    """True when ``draft`` (None: not overridden) is the recipe's own draft on ``hardware``
+    (the profile's ``draft``, else the recipe's; default profile when ``hardware`` is None)."""
+    if draft is None:
+        return True
+    name = hardware or recipe.get("default_hardware")
+    profile = ((recipe.get("hardware") or {}).get(name) or {}) if name else {}
+    return bool(draft == (profile.get("draft") or recipe.get("draft")))
+
+
+def lint_gate(
+    recipe: Recipe, engine: str, *, force: bool = False, recipe_draft: bool = True
+) -> None:
     """Refuse to render a recipe that ``recipecli lint`` rejects for ``engine``.
 
     A recipe whose ``unsupported.<engine>`` names a reason is refused for that engine (the
-    engine cannot serve its pair). Errors of :func:`recipecli.recipes.lint.lint_loaded` whose
+    engine cannot serve its pair) — when the recipe's own draft is rendered (``recipe_draft``):
+    the reason is about that draft, and another one (``--set draft=``, e.g. one written by
+    ``recipecli convert ... --to eagle3``) is judged on its own. Errors of :func:`recipecli.recipes.lint.lint_loaded` whose
     engine is ``engine`` or ``any``
     block rendering (unknown or removed flags, bad flag values, vendor env mistakes, tokenspeed
     TP/top-k rules, overrides the engine would drop, ...); warnings do not. With ``force``,
@@ -123,7 +145,7 @@ def lint_gate(recipe: Recipe, engine: str, *, force: bool = False) -> None:
         RecipeError: one line: ``file:line: <first error> (+N more) — run `recipecli lint FILE```.
     """
     reason = (recipe.get("unsupported") or {}).get(engine)
-    if reason and not force:
+    if reason and not force and recipe_draft:
         raise RecipeError(
             f"{recipe.name} is not served on {engine}: {reason}",
             path=recipe.where("unsupported", engine),
@@ -185,7 +207,8 @@ def render_command(
     if what not in E.WHATS:
         raise UsageError(f"unknown --what {what!r} (choose {', '.join(E.WHATS)} or all)")
     if engine in E.ENGINES and lint:
-        lint_gate(recipe, engine, force=force)
+        mine = own_draft(recipe, hardware, set_draft(sets))
+        lint_gate(recipe, engine, force=force, recipe_draft=mine)
     res = resolve(
         recipe,
         engine,
@@ -225,7 +248,8 @@ def render_all(
     if what not in (*E.WHATS, "all"):
         raise UsageError(f"unknown --what {what!r} (choose {', '.join(E.WHATS)} or all)")
     if engine in E.ENGINES:
-        lint_gate(recipe, engine, force=force)
+        mine = own_draft(recipe, hardware, set_draft(sets))
+        lint_gate(recipe, engine, force=force, recipe_draft=mine)
     whats = [w for w in E.WHATS if w == "serve" or recipe.get(w) is not None]
     if what != "all":
         whats = [what]

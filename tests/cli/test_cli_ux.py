@@ -275,8 +275,11 @@ def test_sharing_table_split_when_wider_than_the_terminal():
     rc, wide, _ = run_pty(*EXAMPLE, cols=2000)
     rc, narrow, _ = run_pty(*EXAMPLE, cols=80)
     wide, narrow = ANSI.sub("", wide), ANSI.sub("", narrow)
-    table_wide = wide.split("embedding / head sharing (per rank):\n")[1].splitlines()
-    table_narrow = narrow.split("embedding / head sharing (per rank):\n")[1].splitlines()
+    # the table, up to the blank line before the verdict line
+    table_wide = wide.split("embedding / head sharing (per rank):\n")[1].split("\n\n")[0]
+    table_wide = table_wide.splitlines()
+    table_narrow = narrow.split("embedding / head sharing (per rank):\n")[1]
+    table_narrow = table_narrow.rsplit("\n\n", 1)[0].splitlines()
     assert len(table_wide) == 5  # header + TP 1, 2, 4, 8 (vLLM only: tokenspeed stops early)
     assert max(len(x) for x in table_wide) > 80
     assert all(len(x) <= 80 for x in table_narrow)

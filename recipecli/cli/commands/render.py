@@ -14,7 +14,9 @@ from recipecli.errors import UsageError
 from recipecli.recipes.engines import ENGINES, SERVE_CONFIG_FILE_FORMAT
 
 if TYPE_CHECKING:  # the recipe library is imported when the command runs
+    from recipecli.findings import Finding
     from recipecli.recipes.argv import Rendered
+    from recipecli.recipes.loader import Recipe
 
 
 @click.command("render")
@@ -112,9 +114,28 @@ def command(
         target_config=target_config,
         force=force,
     )
-    _warn(rendered)
+    _warn(rendered, _pair_warnings(loaded, rendered, hardware, sets, force))
     _print(rendered, fmt, loaded.name, templates)
     return 0
+
+
+def _pair_warnings(
+    recipe: Recipe,
+    rendered: Sequence[Rendered],
+    hardware: str | None,
+    sets: Sequence[str],
+    force: bool,
+) -> list[Finding]:
+    """check's verdict on the served pair (:func:`recipecli.recipecheck.pair_gate`) when a serve
+    command is rendered: refuses a TP layout the engine refuses; returns its warnings."""
+    from recipecli.recipecheck import pair_gate
+    from recipecli.recipes.render import own_draft, set_draft
+
+    serve = next((r for r in rendered if r.what == "serve"), None)
+    if serve is None:
+        return []
+    mine = own_draft(recipe, hardware, set_draft(sets))
+    return pair_gate(recipe, serve, sets=sets, force=force, recipe_draft=mine)
 
 
 def _list_bundled() -> int:
@@ -132,16 +153,15 @@ def _list_bundled() -> int:
     return 0
 
 
-def _warn(rendered: Sequence[Rendered]) -> None:
-    """Each distinct warning of the rendered commands once on stderr, where it comes from first
-    (``recipecli: warning: FILE:LINE: message``)."""
+def _warn(rendered: Sequence[Rendered], extra: Sequence[Finding] = ()) -> None:
+    """Each distinct warning of the rendered commands (then ``extra``) once on stderr, where it
+    comes from first (``recipecli: warning: FILE:LINE: message``)."""
     shown: set[str] = set()
-    for r in rendered:
-        for w in r.warnings:
-            if w.message not in shown:
-                shown.add(w.message)
-                where = w.source.partition("; ")[0]
-                click.echo(f"recipecli: warning: {where}: {w.message}", err=True)
+    for w in [w for r in rendered for w in r.warnings] + list(extra):
+        if w.message not in shown:
+            shown.add(w.message)
+            where = w.source.partition("; ")[0]
+            click.echo(f"recipecli: warning: {where}: {w.message}", err=True)
 
 
 def _print(rendered: Sequence[Rendered], fmt: str, name: str, templates: str | None) -> None:
