@@ -100,3 +100,48 @@ def test_pinned_devices_are_kept_and_too_few_warn(tmp_path):
     assert w.source == f"{path}:{line}"
     # fewer is fine: TP 1 on two visible devices uses the first
     assert render_command(path, "vllm", sets=["tensor_parallel_size=1"]).warnings == ()
+
+
+def _render_cli(capsys, *args: str) -> tuple[int, str, str]:
+    from recipecli.cli.app import main
+
+    with pytest.raises(SystemExit) as exc:
+        main(["render", *args])
+    out = capsys.readouterr()
+    return int(exc.value.code or 0), out.out, out.err
+
+
+def test_render_refuses_the_tp_check_refuses(capsys):
+    """Llama-3.1-8B-Instruct (bundled snapshot): 32 attention heads, 8 KV heads, vocab 128256;
+    the draft's lm_head has 32000 rows. TP 3 splits none of them (32 % 3 = 2, 8 % 3 = 2 and
+    3 % 8 = 3, 32000 % 3 = 2): vLLM's LlamaAttention asserts, as check says (check --example
+    ... --tp 3: vllm not ready at TP 3). TP 16: 32 % 16 = 0, KV heads replicated (16 % 8 = 0),
+    128256 / 16 = 8016 and 32000 / 16 = 2000 rows: renders."""
+    rc, _, err = _render_cli(
+        capsys, "llama3.1-8b-eagle3", "--engine", "vllm", "--set", "tensor_parallel_size=3"
+    )
+    assert rc == 2
+    (line,) = err.splitlines()
+    assert line.startswith("recipecli: error: --set tensor_parallel_size=3: vllm refuses TP 3: ")
+    assert "attention heads 32 / KV heads 8 do not split over TP 3" in line and "(+2 more)" in line
+    assert "--force" in line
+    rc, out, err = _render_cli(
+        capsys, "llama3.1-8b-eagle3", "--engine", "vllm", "--set", "tensor_parallel_size=16"
+    )
+    assert rc == 0 and err == ""
+    assert "export CUDA_VISIBLE_DEVICES=0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15" in out
+
+
+def test_forced_layout_errors_are_warnings(capsys):
+    args = ("llama3.1-8b-eagle3", "--engine", "vllm", "--set", "tensor_parallel_size=3", "--force")
+    rc, out, err = _render_cli(capsys, *args)
+    assert rc == 0 and "--tensor-parallel-size 3" in out
+    assert len(err.splitlines()) == 3  # target heads, draft heads, draft lm_head rows
+    assert all(line.startswith("recipecli: warning: ") for line in err.splitlines())
+
+
+def test_bench_alone_is_not_gated(capsys):
+    # the bench command does not depend on the TP size; only a rendered serve command is checked
+    args = ("llama3.1-8b-eagle3", "--engine", "vllm", "--what", "bench")
+    rc, _, err = _render_cli(capsys, *args, "--set", "tensor_parallel_size=3")
+    assert rc == 0 and err == ""
