@@ -16,7 +16,10 @@ residual (``BaseTransformerModel``) and which build their embedding replicated.
 from __future__ import annotations
 
 import ast
+import re
 from typing import Any
+
+from engine_data_sglang import GuardedFn, walk_guarded  # scripts/ is on sys.path (the builder's)
 
 M = "python/tokenspeed/runtime/models/"
 
@@ -116,6 +119,22 @@ def _entry_classes(source: str) -> list[str]:
     return []
 
 
+def _init_defaults(fn: ast.FunctionDef, fields: tuple[str, ...]) -> dict[str, Any]:
+    """The literal defaults of ``fn``'s parameters named in ``fields`` (positional after self,
+    then keyword-only); a default that is not a literal is left out."""
+    out: dict[str, Any] = {}
+    args = fn.args.args[1:]
+    positional = zip(args[len(args) - len(fn.args.defaults) :], fn.args.defaults, strict=True)
+    keyword = zip(fn.args.kwonlyargs, fn.args.kw_defaults, strict=True)
+    for a, dflt in [*positional, *keyword]:
+        if a.arg in fields and dflt is not None:
+            try:
+                out[a.arg] = ast.literal_eval(dflt)
+            except ValueError:
+                pass
+    return out
+
+
 def _config_classes(tree: Any) -> dict[str, dict[str, Any]]:
     """model_type -> {class, defaults} of tokenspeed's own config classes."""
     utils = tree.read("python/tokenspeed/runtime/utils/hf_transformers_utils.py")
@@ -151,21 +170,7 @@ def _config_classes(tree: Any) -> dict[str, dict[str, Any]]:
                 ):
                     model_type = ast.literal_eval(stmt.value)
                 if isinstance(stmt, ast.FunctionDef) and stmt.name == "__init__":
-                    args = stmt.args.args[1:]
-                    for a, dflt in zip(
-                        args[len(args) - len(stmt.args.defaults) :], stmt.args.defaults, strict=True
-                    ):
-                        if a.arg in fields:
-                            try:
-                                defaults[a.arg] = ast.literal_eval(dflt)
-                            except ValueError:
-                                pass
-                    for a, dflt in zip(stmt.args.kwonlyargs, stmt.args.kw_defaults, strict=True):
-                        if a.arg in fields and dflt is not None:
-                            try:
-                                defaults[a.arg] = ast.literal_eval(dflt)
-                            except ValueError:
-                                pass
+                    defaults.update(_init_defaults(stmt, fields))
             if isinstance(model_type, str) and defaults:
                 derived = (
                     {"num_key_value_heads": "num_attention_heads"}
@@ -180,6 +185,144 @@ def _config_classes(tree: Any) -> dict[str, dict[str, Any]]:
                     "derived": derived,
                 }
     return out
+
+
+# --------------------------------------------------------------------------- layouts (issue #25)
+
+SERVER_ARGS = "python/tokenspeed/runtime/utils/server_args.py"
+DRAFTERS = "python/tokenspeed/runtime/execution/drafter/"
+#: layout axis -> the names in a condition or a field name that mean it (tokenspeed has one DP:
+#: ``data_parallel_size`` is the attention DP size, ServerArgs.resolve_parallelism)
+TS_AXES: dict[str, str] = {
+    "pp": r"pipeline|\bpp_",
+    "dp_attention": r"data_parallel_size|\battn_dp\b|has_attn_dp|attn\.dp_size|\bdp_size\b",
+    "ep": r"\bep_size\b|has_ep\b|expert_parallel",
+    "pd": r"disaggregation_mode",
+}
+SPEC = re.compile(r"speculative|draft|MTP|EAGLE|DSPARK|DFLASH|DSpark", re.I)
+
+
+def _server_args(tree: Any) -> ast.ClassDef:
+    mod = ast.parse(tree.read(SERVER_ARGS))
+    return next(n for n in mod.body if isinstance(n, ast.ClassDef) and n.name == "ServerArgs")
+
+
+def _axes(tree: Any, cls: ast.ClassDef) -> dict[str, dict[str, Any]]:
+    """Per axis: the ServerArgs fields and the ``add_cli_args`` flags that set it (a flag's
+    ``choices`` too); an axis with neither is not a layout tokenspeed can be asked for."""
+    fields = [s.target.id for s in cls.body if isinstance(s, ast.AnnAssign)
+              and isinstance(s.target, ast.Name)]  # fmt: skip
+    flags: dict[str, list[Any]] = {}
+    for n in ast.walk(cls):
+        if isinstance(n, ast.Call) and ast.unparse(n.func) == "parser.add_argument" and n.args:
+            names = [
+                a.value for a in n.args if isinstance(a, ast.Constant) and isinstance(a.value, str)
+            ]
+            choices = next((k.value for k in n.keywords if k.arg == "choices"), None)
+            for name in names:
+                flags[name] = ast.literal_eval(choices) if isinstance(choices, ast.List) else []
+    out: dict[str, dict[str, Any]] = {}
+    for axis, rx in TS_AXES.items():
+        fs = [f for f in fields if re.search(rx, f)]
+        fl = {f: c for f, c in flags.items() if re.search(rx, f.lstrip("-").replace("-", "_"))}
+        out[axis] = {"fields": fs, "flags": fl, "supported": bool(fs or fl)}
+    out["pp"]["evidence"] = f"{SERVER_ARGS} ServerArgs fields and add_cli_args flags"
+    return out
+
+
+def _refusals(tree: Any, cls: ast.ClassDef) -> list[dict[str, Any]]:
+    """Every raise/assert of ServerArgs' methods and of the drafter classes whose guards or test
+    name a layout axis; ``speculative`` when it concerns speculative decoding."""
+    fns = [(GuardedFn(SERVER_ARGS, f), "ServerArgs.") for f in cls.body
+           if isinstance(f, ast.FunctionDef)]  # fmt: skip
+    for path in tree.glob(DRAFTERS + r"[^/]+\.py"):
+        mod = ast.parse(tree.read(path))
+        fns += [(GuardedFn(path, f), "") for f in mod.body if isinstance(f, ast.FunctionDef)]
+        fns += [(GuardedFn(path, f), c.name + ".") for c in mod.body if isinstance(c, ast.ClassDef)
+                for f in c.body if isinstance(f, ast.FunctionDef)]  # fmt: skip
+    out = []
+    for fn, owner in fns:
+        walk_guarded(fn, fn.node.body, [])
+        for r in fn.raises:
+            cond = " ".join(ast.unparse(t) for t, _ in r.guards)
+            cond += " " + (ast.unparse(r.test) if r.test is not None else "")
+            axes = [a for a, rx in TS_AXES.items() if re.search(rx, cond)]
+            m = r.message
+            text = m.value if isinstance(m, ast.Constant) else (ast.unparse(m) if m else None)
+            if not axes:
+                continue
+            out.append({
+                "file": fn.file, "function": owner + fn.node.name, "line": r.line,
+                "exception": r.exception,
+                "guards": [ast.unparse(t) if ok else f"not ({ast.unparse(t)})" for t, ok in r.guards],
+                "assert": ast.unparse(r.test) if r.test is not None else None,
+                "message": text, "axes": axes,
+                "speculative": bool(SPEC.search(fn.file + cond + str(text))),
+            })  # fmt: skip
+    return out
+
+
+def _drafters(tree: Any) -> dict[str, str]:
+    """``get_drafter_impl``'s ``DRAFTER_MAPPING``: speculative algorithm -> drafter class."""
+    mod = ast.parse(tree.read(DRAFTERS + "__init__.py"))
+    for n in ast.walk(mod):
+        if isinstance(n, ast.Assign) and ast.unparse(n.targets[0]) == "DRAFTER_MAPPING":
+            if isinstance(n.value, ast.Dict):
+                return {
+                    ast.literal_eval(k): ast.unparse(v)
+                    for k, v in zip(n.value.keys, n.value.values, strict=True)
+                    if k is not None
+                }
+    raise SystemExit(f"tokenspeed {tree.commit}: DRAFTER_MAPPING moved; re-read the source")
+
+
+def _eagle_dp(tree: Any, refusals: list[dict[str, Any]]) -> dict[str, Any]:
+    """What the EAGLE3 drafter (``Eagle``) does with attention DP: ``self.dp_size`` read from
+    the draft runner's mapping and the branches on it (``dp_size > 1``: each DP rank's token
+    counts for the collectives)."""
+    path = DRAFTERS + "eagle.py"
+    mod = ast.parse(tree.read(path))
+    reads = [n.lineno for n in ast.walk(mod) if isinstance(n, ast.Assign)
+             and ast.unparse(n.targets[0]) == "self.dp_size"]  # fmt: skip
+    branches = [f"{path}:{n.lineno} {ast.unparse(n.test)}" for n in ast.walk(mod)
+                if isinstance(n, ast.If) and "self.dp_size" in ast.unparse(n.test)]  # fmt: skip
+    return {
+        "reads_dp_size": f"{path}:{reads[0]}" if reads else None,
+        "branches": branches,
+        "refusals": [r["line"] for r in refusals if r["file"] == path],
+    }
+
+
+def _dp_is_attention(tree: Any) -> str | None:
+    """``attn_dp_size = self.data_parallel_size`` in ``ServerArgs.resolve_parallelism``."""
+    for i, line in enumerate(tree.read(SERVER_ARGS).splitlines(), 1):
+        if line.strip() == "attn_dp_size = self.data_parallel_size":
+            return f"{SERVER_ARGS}:{i}"
+    return None
+
+
+def tokenspeed_layouts(tree: Any) -> dict[str, Any]:
+    """The ``layouts`` key (issue #25): the layout axes tokenspeed's ServerArgs and CLI have,
+    the layout refusals of ServerArgs and the drafters, the drafter per algorithm and what the
+    EAGLE3 drafter does with attention DP. Without a PP axis no target captures aux hidden
+    states over pipeline stages: ``aux_over_pp`` is None with that reason."""
+    cls = _server_args(tree)
+    refusals = _refusals(tree, cls)
+    axes = _axes(tree, cls)
+    return {
+        "axes": axes,
+        "dp_is_attention_dp": _dp_is_attention(tree),
+        "drafters": _drafters(tree),
+        "eagle_drafter_dp": _eagle_dp(tree, refusals),
+        "refusals": refusals,
+        "aux_over_pp": None,
+        "aux_over_pp_reason": (
+            "no pipeline-parallel field or flag in ServerArgs: every target runs all its layers "
+            "on each rank"
+            if not axes["pp"]["supported"]
+            else "pipeline parallelism present: re-read the model classes"
+        ),
+    }
 
 
 def tokenspeed_registry(tree: Any) -> dict[str, Any]:
@@ -219,6 +362,7 @@ def tokenspeed_registry(tree: Any) -> dict[str, Any]:
         "eagle3_drafts": drafts,
         "targets": targets,
         "config_classes": _config_classes(tree),
+        "layouts": tokenspeed_layouts(tree),
     }
 
 
