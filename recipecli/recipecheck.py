@@ -396,6 +396,18 @@ def _tp_where(recipe: Recipe, sets: Sequence[str]) -> str:
     return recipe.where("serve", "tensor_parallel_size")
 
 
+def _layout_refusal(dep: Deployment, layout: Sequence[Finding], where: str) -> RecipeError:
+    """The one-line refusal of a TP layout the engine refuses: its first reason and citation,
+    ``(+N more)``, and the ``check`` command that lists the TP sizes it accepts."""
+    more = f" (+{len(layout) - 1} more)" if len(layout) > 1 else ""
+    return RecipeError(
+        f"{dep.engine} refuses TP {dep.tp}: {layout[0].message} [{layout[0].source}]{more}",
+        path=where,
+        hint=f"pick a TP size `recipecli check {dep.target} {dep.draft} --engine "
+        f"{dep.engine} --tp 1,2,4,8` calls READY, or render anyway with --force",
+    )
+
+
 def pair_gate(
     recipe: Recipe,
     serve: Rendered,
@@ -443,13 +455,7 @@ def pair_gate(
     errors = [f for f in res.findings if f.severity == "error"]
     layout = [f for f in errors if f.code in LAYOUT_CODES]
     if layout and not force:
-        more = f" (+{len(layout) - 1} more)" if len(layout) > 1 else ""
-        raise RecipeError(
-            f"{dep.engine} refuses TP {dep.tp}: {layout[0].message} [{layout[0].source}]{more}",
-            path=_tp_where(recipe, sets),
-            hint=f"pick a TP size `recipecli check {dep.target} {dep.draft} --engine "
-            f"{dep.engine} --tp 1,2,4,8` calls READY, or render anyway with --force",
-        )
+        raise _layout_refusal(dep, layout, _tp_where(recipe, sets))
     shown = layout + ([f for f in errors if f.code not in LAYOUT_CODES] if not recipe_draft else [])
     return [
         finding(

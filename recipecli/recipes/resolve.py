@@ -421,6 +421,51 @@ def _forced_unsupported(
     ]
 
 
+def _overrides_layer(
+    recipe: Recipe,
+    engine: str,
+    profile: tuple[str | None, Mapping[str, Any]],
+    items: Sequence[SetItem],
+    target: str,
+    how: tuple[str | None, bool, bool | None],
+) -> tuple[list[tuple[str, Any]], list[Finding]]:
+    """The overrides flag (every override source placed against the target's config) and its
+    warnings; nothing when no source sets a key.
+
+    Args:
+        how: (``--target-config SOURCE``, ``force``, ``offline``) as :func:`resolve` takes them.
+
+    Raises:
+        RecipeError: as :func:`_placed_overrides` and :func:`_target_config_for` raise it.
+    """
+    hw_name, hw = profile
+    target_config, force, offline = how
+    sources = override_sources(recipe, engine, hw_name, items)
+    if not any(src.value for src in sources):
+        return [], []
+    config = _target_config_for(recipe, hw, target, target_config, sources[0].where, offline)
+    value, warnings = _placed_overrides(recipe, engine, sources, config, force)
+    return ([(overrides_flag(engine), value)] if value else []), warnings
+
+
+def _env_layer(
+    recipe: Recipe,
+    engine: str,
+    profile: tuple[str | None, Mapping[str, Any]],
+    base: list[tuple[str, Any]],
+    flags: Mapping[str, Any],
+    set_env: Mapping[str, str | None],
+) -> tuple[dict[str, str], list[Finding]]:
+    """The env of the rendered command and its warnings (:func:`_layout_env`): the recipe's
+    layers (:func:`_env`) with the visible devices re-derived from the rendered TP size
+    (``flags``) when it differs from the recipe's own (``base`` without ``--set``), then
+    ``--set env.NAME``."""
+    hw_name, hw = profile
+    own_tp = _tp_size(_merged_flags(recipe, engine, hw_name, hw, base, []), engine)
+    tps = (own_tp, _tp_size(flags, engine))
+    return _layout_env(recipe, engine, hw_name, _env(recipe, engine, hw), tps, set_env)
+
+
 def resolve(
     recipe: Recipe,
     engine: str,
@@ -469,26 +514,14 @@ def resolve(
     own_draft = top.draft == (hw.get("draft") or recipe.get("draft"))
     warnings[:0] = _forced_unsupported(recipe, engine, force, own_draft)
     base.extend(_speculative_flags(recipe, engine, spec, top.draft, eng))
-    sources = override_sources(recipe, engine, hw_name, items)
-    if any(src.value for src in sources):
-        config = _target_config_for(
-            recipe, hw, top.target, target_config, sources[0].where, offline
-        )
-        value, placed_warnings = _placed_overrides(recipe, engine, sources, config, force)
-        warnings.extend(placed_warnings)
-        if value:
-            base.append((overrides_flag(engine), value))
+    placed, placed_warnings = _overrides_layer(
+        recipe, engine, (hw_name, hw), items, top.target, (target_config, force, offline)
+    )
+    base.extend(placed)
+    warnings.extend(placed_warnings)
 
     flags = _merged_flags(recipe, engine, hw_name, hw, base, top.flags)
-    own_tp = _tp_size(_merged_flags(recipe, engine, hw_name, hw, base, []), engine)
-    env, env_warnings = _layout_env(
-        recipe,
-        engine,
-        hw_name,
-        _env(recipe, engine, hw),
-        (own_tp, _tp_size(flags, engine)),
-        top.env,
-    )
+    env, env_warnings = _env_layer(recipe, engine, (hw_name, hw), base, flags, top.env)
     return Resolved(
         recipe,
         engine,

@@ -357,6 +357,38 @@ def _env_item(name: str, var: str, raw: str, text: str) -> SetItem:
     return SetItem("env", var, raw if raw != "" else None, text)
 
 
+def _dotted_item(name: str, section: str, rest: str, raw: str, engine: str, text: str) -> SetItem:
+    """``SECTION.NAME=VALUE`` for a section of :data:`SET_SECTIONS`.
+
+    Raises:
+        UsageError: an unknown section, or name in it; a bad value (as :func:`check_set`).
+    """
+    if section not in SET_SECTIONS:
+        raise _unknown(
+            name,
+            engine,
+            "dotted names must be serve.FIELD, speculative.FIELD, bench.FLAG, "
+            "text_overrides.KEY or env.NAME",
+        )
+    if section == "env":
+        return _env_item(name, rest, raw, text)
+    if section == "text_overrides":
+        if not rest:
+            raise UsageError(f"--set {name}: give the config key, text_overrides.KEY=VALUE")
+        if raw == "":
+            return SetItem("text_override", rest, None, text)
+        return SetItem("text_override", rest, config_value(raw), text)
+    if section == "bench":
+        flag = _bench_flag(rest)
+        if flag not in E.bench_catalog().flags("bench serve"):
+            raise _unknown(name, engine, f"not a {E.bench_name()} flag ({flag})")
+        return _flag_item(rest, raw, engine, text, "bench serve")
+    key = rest.replace("-", "_")
+    if key not in _section_props(section):
+        raise _unknown(name, engine, f"{section} has no field {rest!r}")
+    return _field_item(section, key, name, raw, engine, text)
+
+
 def check_set(text: str, engine: str) -> SetItem:
     """Parse and type one ``--set NAME=VALUE`` for ``engine`` (see the module docstring).
 
@@ -374,31 +406,7 @@ def check_set(text: str, engine: str) -> SetItem:
     name, raw = split_set(text)
     section, dot, rest = name.partition(".")
     if dot:
-        if section not in SET_SECTIONS:
-            raise _unknown(
-                name,
-                engine,
-                "dotted names must be serve.FIELD, speculative.FIELD, bench.FLAG, "
-                "text_overrides.KEY or env.NAME",
-            )
-        if section == "env":
-            return _env_item(name, rest, raw, text)
-        if section == "text_overrides":
-            if not rest:
-                raise UsageError(f"--set {name}: give the config key, text_overrides.KEY=VALUE")
-            if raw == "":
-                return SetItem("text_override", rest, None, text)
-            return SetItem("text_override", rest, config_value(raw), text)
-        if section == "bench":
-            flag = _bench_flag(rest)
-            if flag not in E.bench_catalog().flags("bench serve"):
-                raise _unknown(name, engine, f"not a {E.bench_name()} flag ({flag})")
-            return _flag_item(rest, raw, engine, text, "bench serve")
-        key = rest.replace("-", "_")
-        if key not in _section_props(section):
-            raise _unknown(name, engine, f"{section} has no field {rest!r}")
-        return _field_item(section, key, name, raw, engine, text)
-
+        return _dotted_item(name, section, rest, raw, engine, text)
     key = name.replace("-", "_")
     if key in ("target", "draft"):
         if raw == "":

@@ -21,7 +21,15 @@ RECIPE_SETTINGS: tuple[tuple[str, str], ...] = (
 )
 
 
-@click.command("check")
+class _CheckCommand(click.Command):
+    """``check``'s usage line names its three ways to give the pair (TARGET and DRAFT are
+    optional to click only because ``--example`` and ``--recipe`` replace them)."""
+
+    def collect_usage_pieces(self, ctx: click.Context) -> list[str]:
+        return ["[OPTIONS]", "(TARGET DRAFT | --example NAME | --recipe NAME_OR_FILE)"]
+
+
+@click.command("check", cls=_CheckCommand)
 @click.argument("target", required=False)
 @click.argument("draft", required=False)
 @click.option(

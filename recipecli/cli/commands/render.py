@@ -21,7 +21,11 @@ if TYPE_CHECKING:  # the recipe library is imported when the command runs
 
 @click.command("render")
 @click.argument("recipe", required=False, shell_complete=complete_recipe)
-@click.option("--engine", type=click.Choice(list(ENGINES)), help="Engine to render for.")
+@click.option(
+    "--engine",
+    type=click.Choice(list(ENGINES)),
+    help="Engine to render for (required, except with --list).",
+)
 @click.option(
     "--hardware",
     shell_complete=complete_hardware,
