@@ -118,7 +118,10 @@ def step_tensors(run: EngineRun) -> Iterable[Finding]:
     are not detected (they keep uninitialised memory); a shape mismatch fails the weight
     loader's assertion. The draft's q/k/v are built without bias, so q/k/v biases are skipped.
     A draft without ``d2t`` whose head is smaller than the vocabulary proposes draft ids as target
-    ids."""
+    ids. ``fc`` (and ``input_norm``/``fc_norm``) run only when the incoming hidden states are
+    wider than the embedding: with ``eagle_config.use_aux_hidden_state`` false no aux states are
+    captured and a target as wide as the draft never uses them. With ``tie_word_embeddings``
+    ``lm_head`` is the embedding module and the checkpoint's ``lm_head.weight`` is skipped."""
     ctx = run.ctx
     d, t = ctx.draft, ctx.target
     cfg = ctx.draft_ck.config
@@ -503,7 +506,8 @@ def step_positions(run: EngineRun) -> Iterable[Finding]:
     factor): start-up fails with ``Target model's context_length (X) is greater than the derived
     context_length (Y)`` unless ``SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1``, which raises the
     draft's ``max_position_embeddings`` to X. This holds without ``--context-length`` too: the
-    target's own length is what the draft gets."""
+    target's own length is what the draft gets. The draft's rotary embedding is built from the
+    draft config's rope settings alone, whatever the target's are."""
     yield from _rope(run)
     ctx = run.ctx
     maxpos = run.get("max_position_embeddings")

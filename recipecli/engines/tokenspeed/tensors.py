@@ -108,7 +108,9 @@ def step_tensors(run: EngineRun) -> Iterable[Finding]:
     ``d2t`` into absolute ``hot_token_id`` (``d2t + arange``) and drops ``t2d``. Unknown names are
     skipped silently and missing weights are not detected (they keep uninitialised memory); a
     shape mismatch is a bare ``AssertionError`` in the layer's weight loader. ``fc`` is [H, k·H]
-    whatever ``target_hidden_size`` says, and ``norm_before_residual`` is never read."""
+    whatever ``target_hidden_size`` says, and ``norm_before_residual`` is never read. With
+    ``tie_word_embeddings`` ``lm_head`` is the embedding module and the checkpoint's
+    ``lm_head.weight`` is skipped."""
     ctx = run.ctx
     tensors = ctx.draft_ck.tensors
     yield from _config_findings(run)
@@ -498,7 +500,8 @@ def step_positions(run: EngineRun) -> Iterable[Finding]:
     is greater than the derived context_length (Y)``) unless
     ``TOKENSPEED_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1``; nothing raises it automatically. Without
     ``--max-model-len`` nothing compares the two and positions past the draft's rotary cache read
-    out of range."""
+    out of range. The draft's rotary embedding is built from the draft config's rope settings
+    alone, whatever the target's are."""
     yield from _rope(run)
     ctx = run.ctx
     maxpos = run.get("max_position_embeddings")

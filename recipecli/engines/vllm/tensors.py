@@ -124,7 +124,11 @@ def step_tensors(run: EngineRun) -> Iterable[Finding]:
     name gets ``model.``; ``AutoWeightsLoader`` raises on a name it has no parameter for and on a
     shape that does not match. ``load_weights`` returns nothing, so the model loader's check for
     weights the checkpoint did not provide is skipped: a missing weight stays uninitialised and
-    the draft serves garbage without an error."""
+    the draft serves garbage without an error. Without aux hidden states
+    (``eagle_config.use_aux_hidden_state`` false) there is no fc and ``fc.`` names are dropped;
+    without ``norm_before_fc`` ``input_norm.`` names are. The head is never tied to the
+    embedding (``__init__`` calls ``nn.Module.__init__`` and builds ``lm_head`` [Vd, H]), so
+    ``tie_word_embeddings`` is not read."""
     ctx = run.ctx
     tensors = ctx.draft_ck.tensors
     yield from _t2d_and_tie(run)
@@ -463,7 +467,9 @@ def step_positions(run: EngineRun) -> Iterable[Finding]:
     """A draft whose ``max_position_embeddings`` is below the target's ``max_model_len`` has it
     raised to that length (its rotary cache is resized) when every RoPE type it uses only sizes a
     cache (default, linear, llama3, ntk, proportional) — nothing to do; with another RoPE type
-    (yarn, dynamic, longrope …) vLLM limits the serving length to the draft's instead."""
+    (yarn, dynamic, longrope …) vLLM limits the serving length to the draft's instead. The
+    draft's rotary embedding is built from the draft config's ``rope_parameters`` alone, whatever
+    the target's are."""
     yield from _rope(run)
     ctx = run.ctx
     maxpos = run.get("max_position_embeddings")
