@@ -210,7 +210,9 @@ ALGO_FIELD = re.compile(r"^(cfg|view|server_args|self)\.speculative_algorithm(\.
 
 
 @dataclass
-class _Raise:
+class GuardedRaise:
+    """A ``raise X(msg)`` / ``assert test, msg`` and the ``if`` guards above it."""
+
     line: int
     guards: list[tuple[ast.expr, bool]]  # (test, taken): taken False = the else branch
     test: ast.expr | None  # an assert's test (the refusal fires when it is false)
@@ -219,29 +221,31 @@ class _Raise:
 
 
 @dataclass
-class _Fn:
+class GuardedFn:
+    """A function's guarded raises and its plain ``name(...)`` calls (with their guards)."""
+
     file: str
     node: ast.FunctionDef
-    raises: list[_Raise] = field(default_factory=list)
+    raises: list[GuardedRaise] = field(default_factory=list)
     calls: list[tuple[str, int, list[tuple[ast.expr, bool]]]] = field(default_factory=list)
 
 
-def _walk(fn: _Fn, stmts: list[ast.stmt], guards: list[tuple[ast.expr, bool]]) -> None:
+def walk_guarded(fn: GuardedFn, stmts: list[ast.stmt], guards: list[tuple[ast.expr, bool]]) -> None:
     """Collect ``fn``'s raises, asserts and plain calls with the ``if`` guards above each."""
     for s in stmts:
         if isinstance(s, ast.If):
-            _walk(fn, s.body, [*guards, (s.test, True)])
-            _walk(fn, s.orelse, [*guards, (s.test, False)])
+            walk_guarded(fn, s.body, [*guards, (s.test, True)])
+            walk_guarded(fn, s.orelse, [*guards, (s.test, False)])
         elif isinstance(s, (ast.For, ast.While, ast.With, ast.Try)):
             for part in ("body", "orelse", "finalbody"):
-                _walk(fn, getattr(s, part, []) or [], guards)
+                walk_guarded(fn, getattr(s, part, []) or [], guards)
             for h in getattr(s, "handlers", []):
-                _walk(fn, h.body, guards)
+                walk_guarded(fn, h.body, guards)
         elif isinstance(s, ast.Raise) and isinstance(s.exc, ast.Call):
             msg = s.exc.args[0] if s.exc.args else None
-            fn.raises.append(_Raise(s.lineno, guards, None, ast.unparse(s.exc.func), msg))
+            fn.raises.append(GuardedRaise(s.lineno, guards, None, ast.unparse(s.exc.func), msg))
         elif isinstance(s, ast.Assert):
-            fn.raises.append(_Raise(s.lineno, guards, s.test, "AssertionError", s.msg))
+            fn.raises.append(GuardedRaise(s.lineno, guards, s.test, "AssertionError", s.msg))
         elif isinstance(s, ast.Expr) and isinstance(s.value, ast.Call):
             if isinstance(s.value.func, ast.Name):
                 fn.calls.append((s.value.func.id, s.lineno, guards))
@@ -320,23 +324,23 @@ def _algorithms(tree: Any) -> tuple[list[str], dict[str, list[str]]]:
     return members, dispatch
 
 
-def _functions(tree: Any) -> dict[str, _Fn]:
+def _functions(tree: Any) -> dict[str, GuardedFn]:
     """Every function of the validation files, by name (module level and methods)."""
-    out: dict[str, _Fn] = {}
+    out: dict[str, GuardedFn] = {}
     for pattern in VALIDATION:
         for path in tree.glob(pattern):
             for node in ast.walk(ast.parse(tree.read(path))):
                 if isinstance(node, ast.FunctionDef):
-                    fn = _Fn(R + path[len(W) :], node)
-                    _walk(fn, node.body, [])
+                    fn = GuardedFn(R + path[len(W) :], node)
+                    walk_guarded(fn, node.body, [])
                     out.setdefault(node.name, fn)
     return out
 
 
 def _refusal(
-    fn: _Fn,
-    r: _Raise,
-    caller: tuple[_Fn, int, list[tuple[ast.expr, bool]]] | None,
+    fn: GuardedFn,
+    r: GuardedRaise,
+    caller: tuple[GuardedFn, int, list[tuple[ast.expr, bool]]] | None,
     members: list[str],
     dispatch: dict[str, list[str]],
 ) -> dict[str, Any] | None:
@@ -373,7 +377,7 @@ def layout_refusals(tree: Any) -> dict[str, Any]:
     a function called from exactly one guarded site of the validation files gets that guard."""
     members, dispatch = _algorithms(tree)
     fns = _functions(tree)
-    sites: dict[str, list[tuple[_Fn, int, list[tuple[ast.expr, bool]]]]] = {}
+    sites: dict[str, list[tuple[GuardedFn, int, list[tuple[ast.expr, bool]]]]] = {}
     for f in fns.values():
         for name, line, guards in f.calls:
             if name in fns and name != f.node.name:
@@ -382,22 +386,19 @@ def layout_refusals(tree: Any) -> dict[str, Any]:
     for name, f in sorted(fns.items(), key=lambda kv: (kv[1].file, kv[1].node.lineno)):
         one = sites.get(name, [])
         caller = one[0] if len(one) == 1 and one[0][2] else None
-        for r in f.raises:
-            rec = _refusal(f, r, caller, members, dispatch)
-            if rec is not None:
-                refusals.append(rec)
+        refusals += [x for r in f.raises if (x := _refusal(f, r, caller, members, dispatch))]
     return {"algorithms": members, "dispatch": dispatch, "refusals": refusals}
 
 
-#: the test SGLang's models put before what only the last pipeline stage does
-NOT_LAST = "not self.pp_group.is_last_rank"
+#: the test (on self.pp_group or get_parallel().pp_group) before what only the last PP stage does
+NOT_LAST = re.compile(r"not (self|get_parallel\(\))\.pp_group\.is_last_rank")
 
 
 def _last_rank_gate(fn: ast.FunctionDef) -> bool:
     """``if not self.pp_group.is_last_rank: return`` at the top level of ``fn``."""
     return any(
         isinstance(s, ast.If)
-        and ast.unparse(s.test) == NOT_LAST
+        and NOT_LAST.fullmatch(ast.unparse(s.test))
         and isinstance(s.body[0], ast.Return)
         for s in fn.body
     )
@@ -458,7 +459,7 @@ def _non_last_branch(fn: ast.FunctionDef) -> tuple[ast.If, ast.Return] | None:
     """The ``if not self.pp_group.is_last_rank:`` branch of a decoder's ``forward`` and its
     ``return`` (what a stage that is not the last hands the next stage)."""
     for n in ast.walk(fn):
-        if isinstance(n, ast.If) and ast.unparse(n.test) == NOT_LAST:
+        if isinstance(n, ast.If) and NOT_LAST.fullmatch(ast.unparse(n.test)):
             body = ast.Module(n.body, [])
             ret = next((r for r in ast.walk(body) if isinstance(r, ast.Return)), None)
             if ret is not None and ret.value is not None:
@@ -474,7 +475,7 @@ def _relay(idx: _Index, dec: _Class | None) -> dict[str, Any]:
     branch = _non_last_branch(fwd.methods["forward"])
     name = f"{dec.module}.{dec.name}"
     if branch is None:
-        where = f"{R}models/{fwd.module}.py {fwd.name}.forward: no 'if {NOT_LAST}' return"
+        where = f"{R}models/{fwd.module}.py {fwd.name}.forward: no 'if {NOT_LAST.pattern}' return"
         return {"decoder": name, "relays_aux": None, "relay_evidence": where}
     node, ret = branch
     return {
