@@ -475,7 +475,7 @@ def _relay(idx: _Index, dec: _Class | None) -> dict[str, Any]:
     branch = _non_last_branch(fwd.methods["forward"])
     name = f"{dec.module}.{dec.name}"
     if branch is None:
-        where = f"{R}models/{fwd.module}.py {fwd.name}.forward: no 'if {NOT_LAST.pattern}' return"
+        where = f"{R}models/{fwd.module}.py {fwd.name}.forward: no 'if not ...pp_group.is_last_rank' return"
         return {"decoder": name, "relays_aux": None, "relay_evidence": where}
     node, ret = branch
     return {
