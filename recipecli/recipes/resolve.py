@@ -156,6 +156,20 @@ def _apply_sets(
     return out
 
 
+def _set_layer(
+    recipe: Recipe,
+    engine: str,
+    hw: Mapping[str, Any],
+    sets: Sequence[str],
+    spec: dict[str, Any],
+) -> tuple[list[SetItem], _SetLayer]:
+    """The ``--set`` items checked (:func:`check_set`) and sorted into their layers over the
+    profile's (else the recipe's) pair (``spec`` updated in place: :func:`_apply_sets`)."""
+    items = [check_set(text, engine) for text in sets]
+    target = hw.get("target") or recipe.get("target")
+    return items, _apply_sets(items, engine, target, hw.get("draft") or recipe.get("draft"), spec)
+
+
 def _serve_layer(recipe: Recipe, engine: str) -> tuple[list[tuple[str, Any]], list[Finding]]:
     """The ``serve`` fields as ``engine``'s flags (values respelled where the engine spells them
     differently: ``EngineSpec.value_spellings``), and a warning per field the engine has no
@@ -485,9 +499,8 @@ def resolve(
         sets: ``NAME=VALUE`` strings, checked and typed by :func:`check_set`.
         target_config: ``--target-config SOURCE`` override.
         force: render overrides the engine would drop (their errors become warnings).
-        offline: how the target config may be read when overrides need it (a repo id not in a
-            bundled snapshot): True HF cache only, False may ask the Hub, None as
-            ``HF_HUB_OFFLINE`` says (:func:`recipecli.checkpoint.open_checkpoint`).
+        offline: how overrides may read a target config that is no bundled snapshot: True HF
+            cache only, False may ask the Hub, None as ``HF_HUB_OFFLINE`` says.
 
     Returns:
         :class:`Resolved`.
@@ -502,14 +515,7 @@ def resolve(
     hw_name, hw = _hardware(recipe, hardware)
     eng: Mapping[str, Any] = (recipe.get("engines") or {}).get(engine) or {}
     spec: dict[str, Any] = dict(recipe.get("speculative") or {})
-    items = [check_set(text, engine) for text in sets]
-    top = _apply_sets(
-        items,
-        engine,
-        hw.get("target") or recipe.get("target"),
-        hw.get("draft") or recipe.get("draft"),
-        spec,
-    )
+    items, top = _set_layer(recipe, engine, hw, sets, spec)
     base, warnings = _serve_layer(recipe, engine)
     own_draft = top.draft == (hw.get("draft") or recipe.get("draft"))
     warnings[:0] = _forced_unsupported(recipe, engine, force, own_draft)
@@ -519,7 +525,6 @@ def resolve(
     )
     base.extend(placed)
     warnings.extend(placed_warnings)
-
     flags = _merged_flags(recipe, engine, hw_name, hw, base, top.flags)
     env, env_warnings = _env_layer(recipe, engine, (hw_name, hw), base, flags, top.env)
     return Resolved(
