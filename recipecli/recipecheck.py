@@ -369,20 +369,15 @@ LAYOUT_CODES: frozenset[str] = frozenset(
 
 
 def _open_offline(source: str) -> Checkpoint | None:
-    """``source`` opened without the network: recipecli's bundled snapshot of that repo id, or a
-    local directory / snapshot / config file; None when it is neither or does not open (then
-    ``check`` is the place to learn why)."""
-    from pathlib import Path
-
+    """``source`` opened without the network: recipecli's bundled snapshot of that repo id, a
+    local directory / snapshot / config file, or the repo in the local HF cache; None when it
+    is none of them or does not open (then ``check`` is the place to learn why)."""
     from recipecli.checkpoint.resolve import open_checkpoint
     from recipecli.errors import RecipeCliError
     from recipecli.examples import bundled_snapshots
 
-    path = bundled_snapshots().get(source) or (source if Path(source).exists() else None)
-    if path is None:
-        return None
     try:
-        return open_checkpoint(path, offline=True)
+        return open_checkpoint(bundled_snapshots().get(source) or source, offline=True)
     except RecipeCliError:
         return None
 
