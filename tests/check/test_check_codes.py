@@ -1069,3 +1069,38 @@ def test_docs_name_every_code():
     wanted = {catalog_code(c) for c in set(ISSUE_CODES) | registered}
     missing = [c for c in sorted(wanted) if f"### `{c}`" not in doc]
     assert missing == []
+
+
+# ------------------------------------------------ the one-layer aux shift, graded alike (#24)
+
+
+def test_one_layer_aux_shift_is_a_warning_on_every_engine(tmp_path):
+    # format B (SpecForge) writes layer-output ids: [2, 4, 5] means trained on hidden_states
+    # [3, 5, 6]. Target L 8: the default capture is (2, L//2, L-3) = [2, 4, 5].
+    # Top level: vLLM reads the ids as hidden-state indices (eagle3_utils.py
+    # get_eagle3_aux_layers_from_config) -> captures [2, 4, 5]: aux.mismatch, a warning.
+    p = base_pair()
+    p.draft["eagle_aux_hidden_state_layer_ids"] = [2, 4, 5]
+    res = _run(p, tmp_path / "top")
+    assert one(res, "aux.mismatch", engine="vllm").severity == "warning"
+    # SGLang reads only eagle_config's ids (spec_aux_hidden_state.py
+    # _resolve_eagle_aux_hidden_state): the Llama default [2, 4, 5] is the same one-layer shift
+    # of those ignored ids -> the same warning (it was an error)
+    assert one(res, "aux.default", engine="sglang").severity == "warning"
+    # Only under eagle_config: vLLM's V2 runner reads no nested ids and captures the default
+    # [2, 4, 5], the same shift again -> a warning (it was an error)
+    p = base_pair()
+    p.draft["eagle_config"] = {"eagle_aux_hidden_state_layer_ids": [2, 4, 5]}
+    assert one(_run(p, tmp_path / "nested"), "aux.default", engine="vllm").severity == "warning"
+
+
+def test_aux_default_no_convention_explains_stays_an_error(tmp_path):
+    # ids [1, 3, 6] (trained on [2, 4, 7]): the default [2, 4, 5] is neither the ids as written
+    # nor the ids + 1, so the draft certainly gets other states -> an error on vLLM (nested ids
+    # ignored) and on SGLang (top-level ids ignored)
+    p = base_pair()
+    p.draft["eagle_config"] = {"eagle_aux_hidden_state_layer_ids": [1, 3, 6]}
+    assert one(_run(p, tmp_path / "nested"), "aux.default", engine="vllm").severity == "error"
+    p = base_pair()
+    p.draft["eagle_aux_hidden_state_layer_ids"] = [1, 3, 6]
+    assert one(_run(p, tmp_path / "top"), "aux.default", engine="sglang").severity == "error"
