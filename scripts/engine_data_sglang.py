@@ -347,8 +347,8 @@ def _refusal(
     """The record of one raise/assert, or None when it names no layout axis or is not about
     speculative decoding."""
     guards = [*(caller[2] if caller else []), *r.guards]
-    cond = (
-        " ".join(ast.unparse(t) for t, _ in guards) + " " + (ast.unparse(r.test) if r.test else "")
+    cond = " ".join(
+        ast.unparse(t) for t in [*(g for g, _ in guards), *([r.test] if r.test else [])]
     )
     axes = [a for a, rx in LAYOUT_AXES.items() if re.search(rx, cond)]
     # a literal message as is, an f-string (or other expression) as its source
@@ -357,7 +357,9 @@ def _refusal(
     handled = fn.node.name in dispatch
     if not axes or not (handled or SPEC_TERMS.search(cond + str(message))):
         return None
-    allowed = dispatch[fn.node.name] if handled else members
+    algos = [a for a in dispatch.get(fn.node.name, members) if _fires_for(guards, r.test, a)]
+    if not algos:  # fires only without a speculative algorithm
+        return None
     return {
         "file": fn.file,
         "function": fn.node.name,
@@ -368,7 +370,7 @@ def _refusal(
         "assert": ast.unparse(r.test) if r.test is not None else None,
         "message": message,
         "axes": axes,
-        "algorithms": [a for a in allowed if _fires_for(guards, r.test, a)],
+        "algorithms": algos,
     }
 
 
@@ -594,7 +596,5 @@ def sglang_registry(tree: Any, version: str) -> dict[str, Any]:
 
 def extract(source: Any, tree: Any) -> dict[str, Any]:
     """The SGLang data from a wheel or folder (``build_engine_data.py sglang SOURCE``)."""
-    import re
-
     version = re.search(r"sglang-([0-9][^-]*)-", source.name)
     return sglang_registry(tree, version.group(1) if version else "unknown")

@@ -19,9 +19,11 @@ by ast from the 0.5.23 wheel) checked against SGLang 0.5.23's own code (issue #2
 
 from __future__ import annotations
 
+import importlib
 import json
 import tempfile
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -73,7 +75,7 @@ CASES: list[tuple[str, str, list[str], list[str], str | None]] = [
 
 def _engine_outcome(algo: str, extra: list[str]) -> dict[str, Any]:
     """SGLang's parse, CPU resolution and ``check_server_args`` on the local Llama target."""
-    import sgl_cli
+    sgl_cli = importlib.import_module("sgl_cli")  # tests/conformance_sglang (conftest's path)
 
     tmp = Path(tempfile.mkdtemp())
     (tmp / "config.json").write_text(
@@ -95,7 +97,9 @@ def _engine_outcome(algo: str, extra: list[str]) -> dict[str, Any]:
 
 @pytest.mark.parametrize(("algo", "extra", "axes", "expected"),
                          [c[1:] for c in CASES], ids=[c[0] for c in CASES])  # fmt: skip
-def test_layout_refusals_are_what_sglang_raises(algo, extra, axes, expected):
+def test_layout_refusals_are_what_sglang_raises(
+    algo: str, extra: list[str], axes: list[str], expected: str | None
+) -> None:
     got = _engine_outcome(algo, extra)
     REPORT.setdefault("engine_data", []).append({"algo": algo, "flags": extra, **got})
     if expected is None:
@@ -117,7 +121,7 @@ def test_layout_refusals_are_what_sglang_raises(algo, extra, axes, expected):
     assert rec["guards"][0] == "cfg.pp_size > 1"  # the calling guard in check_server_args
 
 
-def test_refusal_algorithms_follow_the_branches():
+def test_refusal_algorithms_follow_the_branches() -> None:
     # check_pipeline_parallel_compat: DSPARK has its own first branch, so neither EAGLE refusal
     # can fire for it; EAGLE_ONLY always fires for EAGLE3 (its test is upper() == "EAGLE"), and
     # PREFILL_ONLY can fire for EAGLE (the eagle-pp2 case above raises it)
@@ -128,9 +132,9 @@ def test_refusal_algorithms_follow_the_branches():
     assert "DSPARK" not in by_msg[PREFILL_ONLY]["algorithms"]
 
 
-def test_dispatch_matches_handle_server_args(monkeypatch):
-    import sglang.srt.arg_groups.speculative_hook as hook
-    from sglang.srt.speculative.spec_info import SpeculativeAlgorithm
+def test_dispatch_matches_handle_server_args(monkeypatch: pytest.MonkeyPatch) -> None:
+    hook = importlib.import_module("sglang.srt.arg_groups.speculative_hook")
+    algorithm = importlib.import_module("sglang.srt.speculative.spec_info").SpeculativeAlgorithm
 
     called: list[str] = []
     for name in LAYOUTS["dispatch"]:
@@ -138,7 +142,7 @@ def test_dispatch_matches_handle_server_args(monkeypatch):
     for handler, algos in LAYOUTS["dispatch"].items():
         for algo in algos:
             called.clear()
-            SpeculativeAlgorithm[algo].handle_server_args(None)
+            algorithm[algo].handle_server_args(None)
             assert called == [handler], algo
     assert sorted(a for v in LAYOUTS["dispatch"].values() for a in v) == sorted(
         LAYOUTS["algorithms"]
@@ -170,11 +174,8 @@ class _Stand:
         return _Stand(self._log, f"{self._path}[{key}]", self._last)
 
 
-def test_pp_capture_stages_match_the_target_classes():
-    import importlib
-    from types import SimpleNamespace
-
-    from sglang.srt.runtime_context import get_parallel
+def test_pp_capture_stages_match_the_target_classes() -> None:
+    get_parallel = importlib.import_module("sglang.srt.runtime_context").get_parallel
 
     checked = {"last": 0, "all": 0}
     for arch, entry in sorted(LAYOUTS["targets"].items()):
