@@ -270,7 +270,10 @@ class RecipeCheck:
             lines[0] = paint(e, "warning", color) + lines[0][len(e) :]
             blocks.append("\n".join(lines))
         runs = [res for _, res in self.runs]
-        blocks.append("\n".join(verdict_line(runs, strict=strict, color=color, width=width)))
+        verdict = verdict_line(
+            runs, strict=strict, color=color, width=width, not_checked=list(self.not_checked)
+        )
+        blocks.append("\n".join(verdict))
         return "\n\n".join(blocks)
 
 

@@ -335,6 +335,7 @@ def verdict_line(
     strict: bool = False,
     color: bool = False,
     width: int | None = None,
+    not_checked: Sequence[str] = (),
 ) -> list[str]:
     """The last line of ``check``'s human report: the exit code and why, e.g.
     ``exit 0: ready on vllm at TP 1, 2, 4, 8`` or
@@ -346,6 +347,8 @@ def verdict_line(
         strict: warnings fail too (``--strict``).
         color: paint ``exit N`` green (0) or red (1).
         width: wrap to this many columns (None: one line).
+        not_checked: engines left out (``check --recipe``: the recipe marks them unsupported),
+            named at the end so that "ready" is not read as covering them.
 
     Returns:
         the line (more than one only when wrapped to ``width``).
@@ -361,12 +364,13 @@ def verdict_line(
     ]
     findings = [f for res in runs for f in res.findings]
     warned = any(f.severity == "warning" for f in findings)
+    left_out = f"; not checked: {', '.join(not_checked)}" if not_checked else ""
     if all(res.ok(strict) for res in runs):
-        text = _ready_text(runs) + (" (warnings above)" if warned else "")
+        text = _ready_text(runs) + left_out + (" (warnings above)" if warned else "")
         return wrap_line(paint(f"exit {EXIT_OK}", "ok", color) + ": " + text, width)
     erred = any(f.severity == "error" for f in findings)
     above = (
         "errors and warnings" if erred and strict and warned else "errors" if erred else "warnings"
     )
-    text = f"{_failure_text(failures) or 'failed'} ({above} above)"
+    text = f"{_failure_text(failures) or 'failed'}{left_out} ({above} above)"
     return wrap_line(paint(f"exit {EXIT_FINDINGS}", "error", color) + ": " + text, width)

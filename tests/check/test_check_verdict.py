@@ -102,3 +102,16 @@ def test_colour_paints_only_the_exit_code(example):
     (line,) = verdict_line([res], color=True)
     assert line.startswith("\x1b[") and line.endswith(": ready on vllm at TP 1")
     assert "exit 0" in line
+
+
+def test_check_recipe_names_the_engines_it_left_out(capsys):
+    """llama3.1-8b-eagle3 (its YAML) marks tokenspeed and SGLang unsupported: check --recipe
+    checks vLLM alone at the serve command's TP 1, and its verdict says the others were not."""
+    rc, out = _run(capsys, "--recipe", "llama3.1-8b-eagle3", "--kernel", "skip")
+    assert rc == 0
+    assert out.splitlines()[-1] == "exit 0: ready on vllm at TP 1; not checked: tokenspeed, sglang"
+    rc, out = _run(
+        capsys, "--recipe", "llama3.1-8b-eagle3", "--kernel", "skip", "--engine", "sglang"
+    )
+    assert rc == 1
+    assert out.splitlines()[-1] == "exit 1: not ready on sglang (errors above)"
