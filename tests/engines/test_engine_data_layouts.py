@@ -46,7 +46,7 @@ def _one(refusals: list[dict[str, Any]], message: str) -> dict[str, Any]:
 
 
 def test_sglang_pp_refuses_eagle3(sglang: dict[str, Any]) -> None:
-    # arg_groups/validation_hook.py:131-135 check_pipeline_parallel_compat, in the branch
+    # arg_groups/validation_hook.py:131-138 check_pipeline_parallel_compat, in the branch
     # `elif cfg.speculative_algorithm is not None:` (after `if ... == "DSPARK":`):
     #   assert (cfg.speculative_algorithm.upper() == "EAGLE" and not cfg.enable_multi_layer_eagle)
     # called from check_server_args (validation_hook.py:196-197) under `if cfg.pp_size > 1:`
@@ -71,7 +71,7 @@ def test_sglang_pp_refuses_eagle3(sglang: dict[str, Any]) -> None:
 
 
 def test_sglang_pp_eagle_needs_a_prefill_server(sglang: dict[str, Any]) -> None:
-    # validation_hook.py:160-163: without SGLANG_ENABLE_PP_SPEC,
+    # validation_hook.py:160-164: without SGLANG_ENABLE_PP_SPEC (the else of line 139),
     #   assert cfg.disaggregation_mode == "prefill", "PP + speculative decoding (MTP) is only ..."
     r = _one(
         sglang["refusals"],
