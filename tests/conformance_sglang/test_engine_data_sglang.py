@@ -199,3 +199,32 @@ def test_pp_capture_stages_match_the_target_classes() -> None:
         checked[stages] += 1
     REPORT.setdefault("engine_data", []).append({"pp_capture_checked": checked})
     assert checked["last"] >= 20 and checked["all"] >= 3, checked
+
+
+def test_the_pp_gate_is_asserts_that_python_O_strips() -> None:
+    # check_pipeline_parallel_compat is written with assert statements: under `python -O`
+    # EAGLE3 with --pp-size 2 passes check_server_args (and the draft then gets only the last
+    # stage's aux hidden states, set_eagle3_layers_to_capture above); docs/engines/layouts.md
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; sys.path.insert(0, 'tests/conformance_sglang'); "
+        "import test_engine_data_sglang as t; "
+        "print(t._engine_outcome('EAGLE3', ['--pp-size', '2']))"
+    )
+    out = (
+        subprocess.run(
+            [sys.executable, "-O", "-c", code], capture_output=True, text=True, cwd=REPO, check=True
+        )
+        .stdout.strip()
+        .splitlines()[-1]
+    )
+    assert out == "{'stage': None, 'error': None}", out
+    rec = _one_refusal(EAGLE_ONLY)
+    assert rec["exception"] == "AssertionError"
+
+
+def _one_refusal(message: str) -> dict[str, Any]:
+    (rec,) = [r for r in LAYOUTS["refusals"] if r["message"] == message]
+    return dict(rec)
