@@ -65,6 +65,19 @@ class Case:
         return t, d
 
 
+def _stale_t2d():
+    """A valid 151936/32000 ``t2d`` with one more id marked (32001 ids for Vd 32000)."""
+    t2d = valid_vocab_map(151936, 32000)[1].copy()
+    t2d[int((~t2d).nonzero()[0][0])] = True
+    return t2d
+
+
+def _without(case: Case, *names: str) -> Case:
+    """``case`` with the draft tensors ``names`` left out of the checkpoint."""
+    case.specs = [s for s in case.specs if s.name not in names]
+    return case
+
+
 def _vmaps(draft: dict[str, Any], target: dict[str, Any]):
     text = target.get("text_config") or target
     return valid_vocab_map(int(text["vocab_size"]), int(draft["draft_vocab_size"]))
@@ -300,6 +313,27 @@ def build_cases() -> list[Case]:
             with_lm_head=False,
             d2t=None,
             t2d=None,
+        ),
+        # issue #24: vLLM 0.33's Eagle3LlamaForCausalLM never ties its head (it loads the
+        # draft's [32000, H] lm_head), and its load_weights skips t2d: both load
+        var(
+            "tied-reduced-vocab",
+            "tie_word_embeddings true with draft_vocab_size 32000 < V and the draft's lm_head",
+            setk(tie_word_embeddings=True),
+        ),
+        var(
+            "t2d-stale",
+            "t2d marks one target id more than draft_vocab_size (d2t valid)",
+            d2t=valid_vocab_map(151936, 32000)[0],
+            t2d=_stale_t2d(),
+        ),
+        _without(
+            var(
+                "use_aux-false-no-fc",
+                "eagle_config.use_aux_hidden_state false and no fc.weight",
+                setk(eagle_config={"use_aux_hidden_state": False}),
+            ),
+            "fc.weight",
         ),
         var(
             "arch-LlamaForCausalLM",
