@@ -145,6 +145,12 @@ ENTRIES: tuple[Code, ...] = (
         "eagle_config.use_aux_hidden_state is false but the draft ships fc.weight: the engine never applies fc (vLLM drops it at load, SGLang loads it and its forward skips it), so a draft trained with aux states runs without them.",
     ),
     _code(
+        "aux.use_aux_ignored",
+        "error",
+        "runs wrong silently",
+        "eagle_config.use_aux_hidden_state is false but tokenspeed never reads it: it captures aux states and feeds them through fc, which the draft was not trained with.",
+    ),
+    _code(
         "aux.convention",
         "info",
         "nothing to do",

@@ -21,6 +21,7 @@ from recipecli.engines.tokenspeed.sources import (
     NAME,
     REGISTRY,
     TRANSFORMERS,
+    WIRE,
     _data,
     steps,
 )
@@ -40,6 +41,7 @@ from recipecli.findings import Finding
         "draft.layers",
         "config.aux_ids_null",
         "norm.flag_ignored",
+        "aux.use_aux_ignored",
     ),
 )
 def step_config(run: EngineRun) -> Iterable[Finding]:
@@ -61,6 +63,7 @@ def step_config(run: EngineRun) -> Iterable[Finding]:
         return
     _aux_count_and_flags(run)
     yield from _nested_flags(run)
+    yield from _use_aux_ignored(run)
     layers = run.get("layers")
     if layers != 1:
         yield finding(
@@ -202,6 +205,27 @@ _FLAG_EFFECT = {
     "the aux states unnormalised",
     "norm_output": "the next draft step gets the pre-norm hidden state",
 }
+
+
+def _use_aux_ignored(run: EngineRun) -> Iterator[Finding]:
+    """``aux.use_aux_ignored`` for ``eagle_config.use_aux_hidden_state`` false: tokenspeed reads
+    that key nowhere (``_wire_draft_to_target_model`` always sets the target's EAGLE3 capture,
+    and ``Eagle3LlamaModel.forward`` runs ``fc`` whenever the incoming width differs from the
+    embedding's), so a draft trained on the target's last hidden state gets k aux states through
+    an ``fc`` instead; vLLM and SGLang honour the key."""
+    ec = run.ctx.draft_ck.config.get("eagle_config")
+    if not isinstance(ec, dict) or ec.get("use_aux_hidden_state", True) is not False:
+        return
+    yield finding(
+        "aux.use_aux_ignored",
+        "eagle_config.use_aux_hidden_state is false but tokenspeed never reads it: it captures "
+        f"{run.get('k')} aux hidden states and feeds them through fc [H, {run.get('fc_in')}], "
+        "while the draft was trained on the target's last hidden state; serve it on vLLM or "
+        "SGLang, which build it without aux states",
+        engine=NAME,
+        source=(WIRE, DRAFT_MODEL),
+        k=run.get("k"),
+    )
 
 
 def _nested_flags(run: EngineRun) -> Iterator[Finding]:

@@ -252,3 +252,18 @@ def test_stale_t2d_is_an_info_on_tokenspeed(tmp_path):
     f = one(res, "vocab.t2d_invalid", engine="tokenspeed")
     assert (f.severity, f.evidence) == ("info", {"count": 1, "draft_id": 1})
     assert res.ready_tps("tokenspeed") == [1, 2, 4]
+
+
+def test_use_aux_hidden_state_false_is_not_read_by_tokenspeed(tmp_path):
+    # tokenspeed reads use_aux_hidden_state nowhere (git grep at the pin): execution/factory.py
+    # _wire_draft_to_target_model always calls set_eagle3_layers_to_capture, and
+    # llama_eagle3.py Eagle3LlamaModel.forward runs fc when the width (3*64) != 64; the head
+    # ships no fc (it was trained without aux states)
+    p = base_pair().drop("fc.weight")
+    p.draft["eagle_config"] = {"use_aux_hidden_state": False}
+    res = p.run(tmp_path)
+    f = one(res, "aux.use_aux_ignored", engine="tokenspeed")
+    assert (f.severity, f.evidence) == ("error", {"k": 3})
+    # vLLM and SGLang honour it (llama_eagle3.py LlamaModel.__init__; spec_aux_hidden_state.py)
+    assert not find(res, "aux.use_aux_ignored", engine="vllm")
+    assert res.ready_tps("sglang") == [1, 2, 4]
