@@ -375,8 +375,12 @@ def _refusal(
 
 
 def layout_refusals(tree: Any) -> dict[str, Any]:
-    """The speculative start-up refusals that depend on the layout (see the module docstring);
-    a function called from exactly one guarded site of the validation files gets that guard."""
+    """Every raise/assert of the validation files whose guards or test name a layout axis
+    (:data:`LAYOUT_AXES`) and that concerns speculative decoding (a ``_handle_*`` hook, or
+    :data:`SPEC_TERMS` in its condition or message): file, function, line, exception, guards (a
+    function called from exactly one guarded site gets that guard first: ``called_from``), the
+    assert's test, the message (an f-string as source) and ``algorithms``, those it can fire
+    for with ``speculative_algorithm`` substituted and every other term left open."""
     members, dispatch = _algorithms(tree)
     fns = _functions(tree)
     sites: dict[str, list[tuple[GuardedFn, int, list[tuple[ast.expr, bool]]]]] = {}
@@ -515,13 +519,9 @@ def _pp_capture(idx: _Index, c: _Class | None, depth: int = 0) -> dict[str, Any]
     return {"capture_stages": stages, "gate_evidence": where, **_relay(idx, _decoder(idx, c))}
 
 
-#: EAGLEWorkerV2.__init__: only the last PP stage builds the draft worker
-DRAFT_HOST = (W + "speculative/eagle_worker_v2.py", "self._hosts_draft")
-
-
 def _draft_stage(tree: Any) -> dict[str, Any]:
     """Which PP stage builds the EAGLE draft worker (``EAGLEWorkerV2.__init__``)."""
-    path, attr = DRAFT_HOST
+    path, attr = W + "speculative/eagle_worker_v2.py", "self._hosts_draft"
     for n in ast.walk(ast.parse(tree.read(path))):
         if isinstance(n, ast.Assign) and ast.unparse(n.targets[0]) == attr:
             value = ast.unparse(n.value)
