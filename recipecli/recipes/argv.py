@@ -125,10 +125,10 @@ WORKLOAD_KEYS: frozenset[str] = frozenset(
     }
 )
 
+#: Flags recipecli adds to every rendered bench command unless the recipe or --set gives them
+#: (``--save-result`` also not when ``--append-result`` is given: vLLM saves the result with
+#: either, vllm v0.33.0 vllm/benchmarks/serve.py main).
 RECORDING_FLAGS: tuple[str, ...] = ("--label", "--save-result", "--result-filename", "--metadata")
-"""Flags recipecli adds to every rendered bench command unless the recipe or --set gives them
-(``--save-result`` also not when ``--append-result`` is given: vLLM saves the result with
-either, vllm v0.33.0 vllm/benchmarks/serve.py main)."""
 
 #: ``vllm bench serve`` switches that make it write the result JSON (v0.33.0
 #: vllm/benchmarks/serve.py main: ``if args.save_result or args.append_result``; without one,
