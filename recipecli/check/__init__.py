@@ -1,8 +1,8 @@
 """`recipecli check TARGET DRAFT`: will this EAGLE3 draft serve with this target?
 
 Two kinds of rules. Checkpoint rules (this module, :data:`RULES`) judge the draft itself and hold
-for every engine: is it an EAGLE3 draft, is its ``d2t``/``t2d`` a valid map, was it trained for this
-target's vocabulary. Engine rules are the steps of each engine's load path at a pinned version
+for every engine: is it an EAGLE3 draft, is its ``d2t`` a valid map, was it trained for this target's vocabulary
+(``t2d`` and a tied head are each engine's verdict: its load path skips or ties them). Engine rules are the steps of each engine's load path at a pinned version
 (:mod:`recipecli.engines`): config resolution with the engine's defaults, draft architecture,
 target support, aux hidden states, tensors, sharing and TP, positions. ``run_check`` runs both and
 merges their findings and sharing tables. Rules read only config values, tensor headers, and the
@@ -20,7 +20,6 @@ from recipecli.check.rules import (
     rule_format,
     rule_norm_output,
     rule_target_weights,
-    rule_tie,
     rule_vocab,
 )
 from recipecli.check.run import (
@@ -57,7 +56,6 @@ __all__ = [
     "rule_format",
     "rule_norm_output",
     "rule_target_weights",
-    "rule_tie",
     "rule_vocab",
     "run_check",
     "verdict_line",

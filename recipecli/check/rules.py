@@ -247,11 +247,3 @@ def _d2t_values(d2t: np.ndarray, Vd: int, V: int, source: str) -> Iterable[Findi
             Vd=Vd,
             V=V,
         )
-
-
-def rule_tie(ctx: PairContext) -> Iterable[Finding]:
-    """No longer a checkpoint rule (not in :data:`RULES`): a tied head with a reduced vocabulary
-    is each engine's verdict (``tie.reduced_vocab`` in step e: an error on SGLang and tokenspeed,
-    which tie ``lm_head`` to the embedding; an info on vLLM, whose ``Eagle3LlamaForCausalLM``
-    never ties). Kept so ``recipecli.check.rule_tie`` stays importable; yields nothing."""
-    return iter(())
