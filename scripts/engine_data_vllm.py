@@ -302,7 +302,11 @@ def _called_class(mod: str, node: ast.ClassDef, func: ast.expr, where: str):
     ``where``) builds: ``LlamaModel(...)``, ``self.model_cls(...)`` (a class attribute, looked up
     from ``node`` so a subclass's override wins), ``self._init_model(...)`` (a method whose
     ``return`` builds it)."""
-    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
+    if (
+        isinstance(func, ast.Attribute)
+        and isinstance(func.value, ast.Name)
+        and func.value.id == "self"
+    ):
         member = _find_member(mod, node, func.attr)
         if member is None:
             return None

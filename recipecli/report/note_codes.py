@@ -53,7 +53,9 @@ SRC_NOISE = "docs/report.md (Noise)"
 
 def _note(code: str, message: str, evidence: Mapping[str, Any], source: str) -> Finding:
     # through the code catalog (it refuses an uncatalogued code); evidence is a mapping here
-    note = codes.finding(code, message, severity=NOTE_CODES[code], engine=BENCH_CLIENT, source=source)
+    note = codes.finding(
+        code, message, severity=NOTE_CODES[code], engine=BENCH_CLIENT, source=source
+    )
     return replace(note, evidence=dict(evidence))
 
 
