@@ -384,6 +384,68 @@ def _import_torch(path: Path | None = None) -> Any:
     return torch
 
 
+#: The first bytes of a zip archive: the layout ``torch.save`` writes since torch 1.6 (the only
+#: one ``torch.load(mmap=True)`` maps; https://pytorch.org/docs/stable/generated/torch.load.html)
+ZIP_MAGIC = b"PK\x03\x04"
+
+#: Hint for a refused ``.bin``: our words, never torch's (its advice would run the pickle)
+BIN_REFUSED_HINT = (
+    "recipecli reads .bin files only as plain tensors and never runs code from a pickle; "
+    "convert the checkpoint to safetensors with a tool you trust, or get a safetensors copy "
+    "from its publisher"
+)
+
+
+def _check_zip_layout(path: Path) -> None:
+    """Refuse a ``.bin`` that is not torch's zip layout (torch < 1.6 or not torch at all).
+
+    Raises:
+        CheckpointFormatError: the file does not start with :data:`ZIP_MAGIC`.
+    """
+    fd, _ = open_regular(path, what=".bin file", error=CheckpointFormatError)
+    try:  # an OSError (EIO) is the CLI's one line, as for every other read
+        head = pread_exact(fd, len(ZIP_MAGIC), 0)
+    finally:
+        os.close(fd)
+    if head != ZIP_MAGIC:
+        raise CheckpointFormatError(
+            ".bin file is not in torch's zip layout (saved by torch before 1.6, or not a torch "
+            "file), which recipecli cannot memory-map",
+            path=str(path),
+            hint="convert it to safetensors with a tool you trust (or, only if you trust the "
+            "file, re-save it with torch >= 1.6)",
+        )
+
+
+def _torch_load(torch: Any, path: Path) -> Any:
+    """``torch.load(path, weights_only=True, mmap=True)``, its failures in recipecli's words.
+
+    Raises:
+        CheckpointFormatError: the pickle asks for more than tensors and plain containers
+            (``pickle.UnpicklingError``: refused, never retried), or the file is corrupt.
+    """
+    import pickle
+
+    try:
+        return torch.load(str(path), map_location="cpu", weights_only=True, mmap=True)
+    except pickle.UnpicklingError:
+        raise CheckpointFormatError(
+            "refused to load .bin file: its pickle asks for objects other than tensors and "
+            "plain containers (it may run code); recipecli did not load it",
+            path=str(path),
+            hint=BIN_REFUSED_HINT,
+        ) from None
+    except Exception as exc:  # torch raises many types for corrupt files
+        # torch's first sentence only (its advice, if any, is never passed on)
+        first = str(exc).replace(str(path), "<file>").split(". ")[0].splitlines()[:1]
+        said = f": {first[0][:160]}" if first and "weights_only" not in first[0] else ""
+        raise CheckpointFormatError(
+            f"cannot load .bin file, corrupt or truncated? ({type(exc).__name__}{said})",
+            path=str(path),
+            hint=BIN_REFUSED_HINT,
+        ) from None
+
+
 def load_torch_state(path: Path) -> Mapping[str, Any]:
     """``torch.load(path, weights_only=True, mmap=True)``: tensors are mapped, not read.
 
@@ -391,20 +453,14 @@ def load_torch_state(path: Path) -> Mapping[str, Any]:
         the state dict: tensor name (str) -> ``torch.Tensor``.
 
     Raises:
-        CheckpointFormatError: not a regular file, not loadable with ``weights_only=True``, or
-            not a flat state dict of tensors (a training checkpoint nesting the model's state
-            under a key, or an int, is named as such).
+        CheckpointFormatError: not a regular file, not torch's zip layout, refused by
+            ``weights_only=True`` (in recipecli's words), or not a flat state dict of tensors
+            (a training checkpoint nesting the model's state under a key is named as such).
     """
     stat_regular(path, what=".bin file", error=CheckpointFormatError)  # a FIFO would block torch
     torch = _import_torch(path)
-    try:
-        state = torch.load(str(path), map_location="cpu", weights_only=True, mmap=True)
-    except Exception as exc:  # torch raises many types for corrupt pickles
-        first = (str(exc).splitlines() or [""])[0][:200]
-        raise CheckpointFormatError(
-            f"cannot load .bin with weights_only=True ({type(exc).__name__}: {first})",
-            path=str(path),
-        ) from None
+    _check_zip_layout(path)
+    state = _torch_load(torch, path)
     if not isinstance(state, Mapping):
         raise CheckpointFormatError(
             f".bin file holds {type(state).__name__}, not a state dict of tensors",
