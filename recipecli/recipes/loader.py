@@ -18,7 +18,7 @@ import yaml
 
 from recipecli.errors import RecipeError
 from recipecli.recipes.schema import validate
-from recipecli.safeio import check_yaml_limits
+from recipecli.safeio import check_yaml_limits, file_kind
 
 MAX_RECIPE_BYTES = 256 * 1024
 """Largest recipe file accepted (bytes); real recipes are a few KiB."""
@@ -146,8 +146,8 @@ def resolve_recipe_path(ref: str) -> tuple[Path, bool]:
         (path, bundled).
 
     Raises:
-        RecipeError: a directory, or neither a file nor a bundled name (with a "did you
-            mean").
+        RecipeError: a directory, a FIFO, device or socket ("not a regular file"), or neither a
+            file nor a bundled name (with a "did you mean").
     """
     path = Path(ref)
     if path.is_file():
@@ -160,6 +160,16 @@ def resolve_recipe_path(ref: str) -> tuple[Path, bool]:
             "is a directory, not a recipe file",
             path=ref,
             hint="give a recipe .yaml file or a bundled name (`recipecli render --list`)",
+        )
+    try:
+        mode = path.stat().st_mode
+    except OSError:  # missing, a dangling link, or unreadable: "no such recipe" below
+        mode = None
+    if mode is not None:  # it exists and is not a regular file (a FIFO, a device, a socket)
+        raise RecipeError(
+            f"is {file_kind(mode)}, not a regular file",
+            path=ref,
+            hint="recipecli reads recipes only from regular files",
         )
     names = bundled_names()
     close = difflib.get_close_matches(ref, names, n=1)
