@@ -8,6 +8,7 @@ checkpoint sources (local dir, snapshot, HF cache, Hub) for the target id itself
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Mapping
 from importlib import resources
 from pathlib import Path
@@ -27,6 +28,46 @@ def bundled_snapshot_path(target: str) -> Path | None:
         return None
     path = bundled_targets_dir() / (target.replace("/", "__") + ".json")
     return path if path.is_file() else None
+
+
+def check_target_config(source: str | None) -> str | None:
+    """Refuse a ``--target-config`` SOURCE that reads as a local path and names nothing.
+
+    The check is made when the option is read, so a wrong path is an error even for a recipe
+    with no config overrides (whose target config is otherwise never opened). An ``org/name``
+    repo id (:func:`recipecli.checkpoint.hub.looks_like_repo_id`, not starting with ``.``,
+    ``/`` or ``~``) passes: it is looked up only when needed.
+
+    Returns:
+        ``source`` unchanged.
+
+    Raises:
+        SourceError: ``source`` is empty, or a path (absolute, relative or ``~``) that does
+            not exist (a dangling symbolic link counts as missing).
+    """
+    if source is None:
+        return None
+    from recipecli.checkpoint.hub import looks_like_repo_id
+
+    if looks_like_repo_id(source) and not source.startswith((".", "/", "~")):
+        return source
+    if not source.strip() or not os.path.exists(os.path.expanduser(source)):
+        raise SourceError(
+            "--target-config names no such file or directory, and not an org/name repo id",
+            path=source or "''",
+            hint="give the target's checkpoint directory, its config.json, a snapshot .json "
+            "or its Hugging Face repo id",
+        )
+    return source
+
+
+def target_config_callback(ctx: object, param: object, value: str | None) -> str | None:
+    """A click option callback running :func:`check_target_config` (``--target-config``).
+
+    Raises:
+        SourceError: see :func:`check_target_config`.
+    """
+    return check_target_config(value)
 
 
 def _open_config(source: str, offline: bool | None = None) -> Mapping[str, Any]:
