@@ -231,8 +231,9 @@ def load_bench_run(path: str) -> BenchRun:
 
     Raises:
         ReportError: unreadable or invalid JSON, missing keys (all listed), a metric that is not
-            a finite number, or an unusable run (:func:`unusable_reasons`: duration <= 0, no
-            completed request, a non-positive throughput, a negative count or latency).
+            a finite number, an acceptance rate outside 0..100 %, or an unusable run
+            (:func:`unusable_reasons`: duration <= 0, no completed request, a non-positive
+            throughput, a negative count or latency).
     """
     data = _load_json_object(path, "`vllm bench serve --save-result`")
     missing = [k for k in REQUIRED_BENCH_KEYS if k not in data]
@@ -260,6 +261,7 @@ def load_bench_run(path: str) -> BenchRun:
             hint="regenerate the file with `vllm bench serve --save-result` (numbers must be "
             "finite, within ±1e15)",
         )
+    _check_acceptance_rate(data, path)
     problems = unusable_reasons(data)
     if problems:
         raise ReportError(
@@ -285,6 +287,28 @@ USABLE_RUN_BOUNDS: tuple[tuple[str, float, bool], ...] = (
     ("mean_ttft_ms", 0.0, False),
     ("mean_tpot_ms", 0.0, False),
 )
+
+
+#: ``spec_decode_acceptance_rate`` is a percent of drafted tokens accepted (accepted / drafted
+#: x 100, vllm v0.33.0 ``vllm/benchmarks/serve.py``), so it lies in [0, 100].
+ACCEPTANCE_RATE_KEY = "spec_decode_acceptance_rate"
+
+
+def _check_acceptance_rate(data: Mapping[str, Any], path: str) -> None:
+    """Refuse an acceptance rate outside 0..100 % (absent or null: not measured, accepted).
+
+    Raises:
+        ReportError: the rate is below 0 or above 100.
+    """
+    rate = data.get(ACCEPTANCE_RATE_KEY)
+    if _is_number(rate) and not 0 <= rate <= 100:
+        raise ReportError(
+            f"{ACCEPTANCE_RATE_KEY}={rate:g} is not a percent (accepted / drafted tokens x 100 "
+            "lies in 0..100)",
+            path=path,
+            hint="the file was edited or is not from `vllm bench serve --save-result`; "
+            "regenerate it",
+        )
 
 
 def unusable_reasons(data: Mapping[str, Any]) -> list[str]:
