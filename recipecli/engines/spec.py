@@ -274,6 +274,12 @@ class EngineSpec:
         if not self.serve_command:
             raise ValueError(f"engine {self.name!r}: empty serve_command")
 
+    @property
+    def layout_rules(self) -> str:
+        """The module defining ``RULES`` (:class:`recipecli.engines.layout.LayoutRules`), the
+        engine's layout verdicts beyond TP: ``<home>.layout``."""
+        return f"{self.home}.layout"
+
     def version_info(self) -> dict[str, str]:
         """``{"repo": ..., "version": ...}`` as ``check --json`` ``engine_versions`` shows it."""
         return {"repo": self.repo, "version": self.pin.ref}

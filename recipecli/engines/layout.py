@@ -1,0 +1,149 @@
+"""Deployment layouts beyond tensor parallelism (issue #25): the :class:`Layout` type, the
+product of ``check``'s layout options, which layouts fit the GPUs given, and the rules
+interface each engine's layout module provides.
+
+Each engine's own layout rules live in ``recipecli/engines/<engine>/layout.py``
+(:attr:`recipecli.engines.spec.EngineSpec.layout_rules` names that module).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from dataclasses import dataclass
+from importlib import import_module
+from typing import TYPE_CHECKING, Literal, Protocol, TypedDict
+
+if TYPE_CHECKING:
+    from recipecli.engines.base import PairContext
+    from recipecli.findings import Finding
+
+#: a prefill/decode disaggregation role; ``both`` = an aggregate (non-PD) server
+Role = Literal["prefill", "decode", "both"]
+ROLES: tuple[Role, ...] = ("prefill", "decode", "both")
+
+
+class LayoutDict(TypedDict):
+    """A layout as JSON writes it (``engines.<engine>.layouts[]`` and a finding's ``layout``)."""
+
+    tp: int
+    pp: int
+    dp: int
+    dp_attention: bool
+    ep: bool
+    role: Role
+
+
+@dataclass(frozen=True, order=True)
+class Layout:
+    """One deployment shape of the target.
+
+    Attributes:
+        tp: target tensor-parallel size.
+        pp: pipeline-parallel size (stages).
+        dp: data-parallel size (replicas, or attention DP ranks with ``dp_attention``).
+        dp_attention: DP attention (SGLang ``--enable-dp-attention``; vLLM's DP for MoE).
+        ep: expert parallelism on.
+        role: PD role.
+    """
+
+    tp: int
+    pp: int = 1
+    dp: int = 1
+    dp_attention: bool = False
+    ep: bool = False
+    role: Role = "both"
+
+    @property
+    def gpus(self) -> int:
+        """GPUs the layout takes: ``tp * pp * dp`` (each DP rank a TP x PP group, as vLLM and
+        tokenspeed count ranks; with SGLang's DP attention the DP ranks split the TP group, so
+        this is an upper bound there)."""
+        return self.tp * self.pp * self.dp
+
+    @property
+    def plain_tp(self) -> bool:
+        """True for the layouts ``ready_tp`` describes: PP 1, DP 1, no EP."""
+        return self.pp == 1 and self.dp == 1 and not self.ep
+
+    def to_dict(self) -> LayoutDict:
+        return {
+            "tp": self.tp,
+            "pp": self.pp,
+            "dp": self.dp,
+            "dp_attention": self.dp_attention,
+            "ep": self.ep,
+            "role": self.role,
+        }
+
+    def label(self) -> str:
+        """Short text form: ``TP 4 PP 2 DP 1`` plus ``dp-attn``, ``EP``, the role when PD."""
+        parts = [f"TP {self.tp}", f"PP {self.pp}", f"DP {self.dp}"]
+        if self.dp_attention:
+            parts.append("dp-attn")
+        if self.ep:
+            parts.append("EP")
+        if self.role != "both":
+            parts.append(self.role)
+        return " ".join(parts)
+
+
+@dataclass(frozen=True)
+class LayoutRequest:
+    """``check``'s layout options.
+
+    Attributes:
+        pps: pipeline-parallel sizes (a list, like ``--tp``).
+        dp, dp_attention, ep, role: as :class:`Layout`.
+        nodes, gpus_per_node: the GPUs available (``nodes`` None = no limit).
+    """
+
+    pps: tuple[int, ...] = (1,)
+    dp: int = 1
+    dp_attention: bool = False
+    ep: bool = False
+    role: Role = "both"
+    nodes: int | None = None
+    gpus_per_node: int = 8
+
+    @property
+    def gpus(self) -> int | None:
+        """GPUs available: ``nodes * gpus_per_node``, None without ``nodes``."""
+        return None if self.nodes is None else self.nodes * self.gpus_per_node
+
+
+def expand(tps: Sequence[int], req: LayoutRequest) -> tuple[list[Layout], list[Layout]]:
+    """The layouts to check: the product of ``tps`` and ``req.pps`` with ``req``'s DP, DP
+    attention, EP and role, split into (fitting, not fitting the GPUs given).
+
+    Returns:
+        two lists in (tp, pp) order; the second is empty when ``req.nodes`` is None.
+    """
+    fit: list[Layout] = []
+    unfit: list[Layout] = []
+    cap = req.gpus
+    for tp, pp in itertools.product(tps, req.pps):
+        lay = Layout(tp, pp, req.dp, req.dp_attention, req.ep, req.role)
+        (unfit if cap is not None and lay.gpus > cap else fit).append(lay)
+    return fit, unfit
+
+
+class LayoutRules(Protocol):
+    """What ``recipecli/engines/<engine>/layout.py`` provides as ``RULES``."""
+
+    def __call__(self, ctx: PairContext, layout: Layout) -> list[Finding]:
+        """The engine's findings for ``layout`` (only those the layout itself causes: the
+        engine model's TP findings are not repeated); each finding's ``tp`` is ``layout.tp``."""
+        ...
+
+
+def layout_rules(engine: str) -> LayoutRules:
+    """The layout rules of ``engine`` (the module its spec's ``layout_rules`` names).
+
+    Raises:
+        UsageError: an unknown engine name.
+    """
+    from recipecli.engines import engine_spec
+
+    rules: LayoutRules = import_module(engine_spec(engine).layout_rules).RULES
+    return rules

@@ -1,0 +1,143 @@
+"""vLLM's layout rules beyond TP (issue #25): EAGLE3 with pipeline parallelism under Model
+Runner V2, where the draft runs, and how the target's layers split by stage.
+
+Reads the ``aux_over_pp`` / ``decoder`` / ``aux_over_pp_evidence`` keys that
+``scripts/engine_data_vllm.py`` writes into each EAGLE3 target of the data file.
+"""
+
+from __future__ import annotations
+
+from typing import TypedDict, cast
+
+from recipecli.codes import finding
+from recipecli.engines.base import PairContext, engine_data
+from recipecli.engines.layout import Layout
+from recipecli.engines.vllm.sources import NAME, src
+from recipecli.engines.vllm.spec import SPEC
+from recipecli.findings import Finding
+
+#: Model Runner V2 runs this under PP and raises ValueError when the inner decoder lacks
+#: ``supports_aux_hidden_states_over_pp`` (called from set_eagle3_aux_hidden_state_layers)
+VERIFY_PP = src(
+    "vllm/v1/worker/gpu/spec_decode/eagle/eagle3_utils.py",
+    "verify_supports_aux_hidden_states_over_pp",
+)
+#: the speculator (the draft) is built only when ``self.is_last_pp_rank``
+DRAFT_STAGE = src("vllm/v1/worker/gpu/model_runner.py", "GPUModelRunner.__init__ (speculator)")
+#: layers per PP stage (without VLLM_PP_LAYER_PARTITION)
+PP_SPLIT = src("vllm/distributed/utils.py", "get_pp_indices")
+
+
+class _PpTarget(TypedDict, total=False):
+    """The keys of a vLLM ``targets`` entry these rules read."""
+
+    class_: str
+    supports_eagle3: bool
+    aux_over_pp: bool | None
+    decoder: str | None
+    aux_over_pp_evidence: str
+
+
+def _target(arch: str) -> _PpTarget | None:
+    """The data file's entry for ``arch`` (``class`` read into ``class_``), None if absent."""
+    raw = engine_data(SPEC)["targets"].get(arch)
+    if raw is None:
+        return None
+    entry = cast(_PpTarget, {k: v for k, v in raw.items() if k != "class"})
+    entry["class_"] = str(raw["class"])
+    return entry
+
+
+def pp_partitions(num_layers: int, pp: int) -> list[int]:
+    """Decoder layers per pipeline stage as vLLM's ``get_pp_indices`` splits them without
+    ``VLLM_PP_LAYER_PARTITION``: ``num_layers // pp`` each, the remainder one layer each on
+    the stages before the last, from the second-to-last backwards. The layers need not
+    divide by ``pp`` (vLLM logs the uneven split and goes on).
+
+    Raises:
+        ValueError: ``pp`` < 1 or ``num_layers`` < 0.
+    """
+    if pp < 1 or num_layers < 0:
+        raise ValueError(f"need pp >= 1 and num_layers >= 0, got pp={pp}, layers={num_layers}")
+    parts = [num_layers // pp] * pp
+    for i in range(2, num_layers % pp + 2):
+        parts[-i] += 1
+    return parts
+
+
+def _pp_verdict(ctx: PairContext, lay: Layout) -> list[Finding]:
+    """``layout.pp_refused`` / ``layout.pp_unknown`` for an EAGLE3 target under PP; nothing
+    when vLLM accepts it, or when the target is not an EAGLE3 target (the model says so)."""
+    arch = ctx.target.architecture
+    t = _target(arch)
+    if t is None or not t.get("supports_eagle3"):
+        return []
+    ok = t.get("aux_over_pp")
+    decoder = t.get("decoder")
+    where = t.get("aux_over_pp_evidence", "")
+    if ok is None:
+        return [
+            finding(
+                "layout.pp_unknown",
+                f"vLLM PP {lay.pp}: whether {arch}'s decoder declares "
+                "supports_aux_hidden_states_over_pp cannot be known statically; Model Runner V2 "
+                "refuses EAGLE3 with PP at start-up when it does not",
+                engine=NAME,
+                tp=lay.tp,
+                source=VERIFY_PP,
+                architecture=arch,
+                decoder=decoder,
+                aux_over_pp=ok,
+            )
+        ]
+    if ok:
+        return []
+    quote = f"{t['class_']} does not support eagle3 with pipeline parallelism"
+    return [
+        finding(
+            "layout.pp_refused",
+            f"vLLM refuses EAGLE3 at PP {lay.pp} at start-up: ValueError: {quote} (decoder "
+            f"{decoder} lacks supports_aux_hidden_states_over_pp, {where}); "
+            "use PP 1",
+            engine=NAME,
+            tp=lay.tp,
+            source=VERIFY_PP,
+            quote=quote,
+            architecture=arch,
+            decoder=decoder,
+            aux_over_pp=ok,
+        )
+    ]
+
+
+def _draft_stage(ctx: PairContext, lay: Layout) -> list[Finding]:
+    """``layout.draft_stage``: the draft on the last of ``lay.pp`` stages, the layer split."""
+    L = ctx.target.L
+    split = pp_partitions(L, lay.pp) if L is not None else None
+    msg = f"vLLM PP {lay.pp}: the EAGLE3 draft runs on the last PP stage only"
+    if split is not None:
+        msg += f"; the target's {L} layers split {split} by stage"
+        if L is not None and L % lay.pp:
+            msg += f" ({L} not divisible by {lay.pp}: vLLM splits unevenly and goes on)"
+    return [
+        finding(
+            "layout.draft_stage",
+            msg,
+            engine=NAME,
+            tp=lay.tp,
+            source=(DRAFT_STAGE, PP_SPLIT),
+            stage=lay.pp - 1,
+            layers_per_stage=split,
+        )
+    ]
+
+
+def layout_findings(ctx: PairContext, lay: Layout) -> list[Finding]:
+    """vLLM's findings for ``lay``: under PP the aux-capture verdict and where the draft runs.
+    DP, DP attention, EP and PD roles add no EAGLE3-specific refusal here."""
+    if lay.pp == 1:
+        return []
+    return _pp_verdict(ctx, lay) + _draft_stage(ctx, lay)
+
+
+RULES = layout_findings
