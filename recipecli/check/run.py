@@ -17,6 +17,7 @@ from recipecli.engines.base import EngineModel, PairContext
 from recipecli.engines.common import (
     SharingRow,
 )
+from recipecli.engines.layout import Layout, LayoutDict, LayoutRequest, expand, layout_rules
 from recipecli.findings import Finding, has_errors
 from recipecli.target import TargetModel, target_model
 
@@ -43,9 +44,50 @@ class CheckResult:
     tps: tuple[int, ...]
     resolved: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     engine_versions: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    #: the layouts checked (None: no layout option given, today's TP-only output)
+    layouts: tuple[Layout, ...] | None = None
+    #: the findings a layout causes, each with its layout (``layout.unfit`` ones included)
+    layout_findings: tuple[tuple[Layout, Finding], ...] = ()
 
     def ok(self, strict: bool = False) -> bool:
-        return not has_errors(self.findings, strict=strict)
+        every = [*self.findings, *(f for _, f in self.layout_findings)]
+        return not has_errors(every, strict=strict)
+
+    def layout_verdict(self, engine: str, lay: Layout) -> tuple[bool, list[Finding]]:
+        """(ready, the findings that decided it) for ``engine`` at ``lay``: ready when no error
+        of the engine (general, at ``lay.tp`` or of ``lay``); the deciding findings are those
+        errors (the layout's first), else the layout's own warnings and infos."""
+        own = [f for la, f in self.layout_findings if la == lay and f.engine in (engine, "any")]
+        mine = [f for f in self.findings if f.engine in (engine, "any")]
+        errs = [f for f in own if f.severity == "error"] + [
+            f for f in mine if f.severity == "error" and f.tp in (None, lay.tp)
+        ]
+        return (not errs, errs or own)
+
+    def layout_rows(self, engine: str) -> list[dict[str, Any]]:
+        """``engines.<engine>.layouts``: each checked layout with ``ready`` and ``codes``."""
+        rows: list[dict[str, Any]] = []
+        for lay in self.layouts or ():
+            ready, why = self.layout_verdict(engine, lay)
+            codes = list(dict.fromkeys(f.code for f in why))
+            rows.append({**lay.to_dict(), "ready": ready, "codes": codes})
+        return rows
+
+    def _engine_dict(self, engine: str) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "ready": bool(self.ready_tps(engine)),
+            "ready_tp": self.ready_tps(engine),
+        }
+        if self.layouts is not None:
+            out["layouts"] = self.layout_rows(engine)
+        return out
+
+    def _findings_dicts(self) -> list[dict[str, Any]]:
+        out = [f.to_dict() for f in self.findings]
+        for lay, f in self.layout_findings:
+            layout: LayoutDict = lay.to_dict()
+            out.append({**f.to_dict(), "layout": dict(layout)})
+        return out
 
     def ready_tps(self, engine: str) -> list[int]:
         """TP sizes at which ``engine`` has no error finding (general or for that TP)."""
@@ -59,11 +101,8 @@ class CheckResult:
         return {
             "target": {"source": self.target_source, **self.target.to_dict()},
             "draft": {"source": self.draft_source, **self.draft.to_dict()},
-            "engines": {
-                e: {"ready": bool(self.ready_tps(e)), "ready_tp": self.ready_tps(e)}
-                for e in self.engines
-            },
-            "findings": [f.to_dict() for f in self.findings],
+            "engines": {e: self._engine_dict(e) for e in self.engines},
+            "findings": self._findings_dicts(),
             "embed_sharing": [r.to_dict() for r in self.embed_sharing],
             "resolved": {e: dict(v) for e, v in self.resolved.items()},
             "engine_versions": {e: dict(v) for e, v in self.engine_versions.items()},
@@ -80,6 +119,7 @@ def run_check(
     draft_tp: int | None = None,
     max_model_len: int | None = None,
     kernel: str = "skip",
+    layouts: LayoutRequest | None = None,
 ) -> CheckResult:
     """Run the checkpoint rules and every requested engine model on a target/draft pair.
 
@@ -90,6 +130,8 @@ def run_check(
         draft_tp: vLLM ``draft_tensor_parallel_size`` (None = the target TP).
         max_model_len: serving length for ``maxpos.short`` (default: target max_position_embeddings).
         kernel: ``auto|cpu|cuda|skip``; anything but ``skip`` runs the fused-norm kernel check.
+        layouts: the layout options (PP sizes, DP, DP attention, EP, PD role, GPUs); None =
+            TP only, no ``layouts`` in the result.
 
     Returns:
         :class:`CheckResult`, with each engine model's resolved values in ``resolved``.
@@ -115,6 +157,7 @@ def run_check(
         findings.extend(_aux_summary(ctx, resolved))
         findings.extend(kernel_findings(draft_ck, kernel, tuple(engines)))
     findings.sort(key=_finding_order)
+    checked, per_layout = _layout_run(ctx, engines, layouts)
     return CheckResult(
         target_ck.display_name,
         draft_ck.display_name,
@@ -126,7 +169,38 @@ def run_check(
         ctx.tps,
         resolved,
         {m.name: m.version_info() for m in models},
+        checked,
+        per_layout,
     )
+
+
+def _layout_run(
+    ctx: PairContext, engines: Sequence[str], req: LayoutRequest | None
+) -> tuple[tuple[Layout, ...] | None, tuple[tuple[Layout, Finding], ...]]:
+    """The layouts of ``req`` that fit, and every layout finding: one ``layout.unfit`` per
+    layout too large for the GPUs given, then each engine's rules on each fitting layout (only
+    for an EAGLE3 draft). (None, ()) without ``req``."""
+    if req is None:
+        return None, ()
+    fit, unfit = expand(ctx.tps, req)
+    out: list[tuple[Layout, Finding]] = [
+        (
+            lay,
+            finding(
+                "layout.unfit",
+                f"{lay.label()} takes {lay.gpus} GPUs, more than the {req.gpus} of "
+                f"{req.nodes} node(s) x {req.gpus_per_node}: not checked",
+                gpus=lay.gpus,
+                available=req.gpus,
+            ),
+        )
+        for lay in unfit
+    ]
+    if ctx.draft.is_eagle3:
+        for e in engines:
+            rules = layout_rules(e)
+            out += [(lay, f) for lay in fit for f in rules(ctx, lay)]
+    return tuple(fit), tuple(out)
 
 
 #: errors first, then warnings, then info

@@ -11,6 +11,7 @@ from recipecli.cli.hub_option import timeout_option
 from recipecli.cli.params import KERNEL_MODE, TP_SIZES
 from recipecli.cli.terminal import print_json, style
 from recipecli.engines import ENGINES
+from recipecli.engines.layout import ROLES, LayoutRequest, Role
 from recipecli.errors import EXIT_FINDINGS, EXIT_OK, UsageError
 
 #: Options ``--recipe`` takes from the recipe's serve command instead.
@@ -70,6 +71,41 @@ class _CheckCommand(click.Command):
     help="vLLM draft_tensor_parallel_size (default: the target TP).",
 )
 @click.option(
+    "--pp",
+    "pp",
+    type=TP_SIZES,
+    default="1",
+    show_default=True,
+    help="Pipeline-parallel sizes to check (a list, like --tp): the layouts checked are the "
+    "product of the lists. Any layout option prints a layout matrix per engine.",
+)
+@click.option(
+    "--dp", type=click.IntRange(min=1), default=1, show_default=True, help="Data-parallel size."
+)
+@click.option("--dp-attention", is_flag=True, help="DP attention (SGLang --enable-dp-attention).")
+@click.option("--ep", is_flag=True, help="Expert parallelism.")
+@click.option(
+    "--role",
+    type=click.Choice(ROLES),
+    default="both",
+    show_default=True,
+    help="Prefill/decode disaggregation role (both = an aggregate server).",
+)
+@click.option(
+    "--nodes",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Nodes available: a layout taking more than nodes x --gpus-per-node GPUs is reported "
+    "once, not checked.",
+)
+@click.option(
+    "--gpus-per-node",
+    type=click.IntRange(min=1),
+    default=8,
+    show_default=True,
+    help="GPUs per node.",
+)
+@click.option(
     "--max-model-len",
     type=click.IntRange(min=1),
     default=None,
@@ -107,6 +143,13 @@ def command(
     tp: tuple[int, ...],
     draft_tp: int | None,
     max_model_len: int | None,
+    pp: tuple[int, ...],
+    dp: int,
+    dp_attention: bool,
+    ep: bool,
+    role: Role,
+    nodes: int | None,
+    gpus_per_node: int,
     kernel: str,
     revision: str | None,
     draft_revision: str | None,
@@ -129,11 +172,20 @@ def command(
       recipecli check --recipe ./my-recipe.yaml --hardware mi355x --engine vllm
       recipecli check ./Llama-3.1-8B-Instruct ./EAGLE3-LLaMA3.1-Instruct-8B --engine vllm --tp 1,2
       recipecli check nvidia/MiniMax-M3-NVFP4 Inferact/MiniMax-M3-EAGLE3 --json
+      recipecli check --example llama3.1-8b-eagle3 --tp 4,8 --pp 1,2 --nodes 2
     """
     if list_examples:
         return _list_examples()
+    layouts = _layout_request(
+        ctx, LayoutRequest(pp, dp, dp_attention, ep, role, nodes, gpus_per_node)
+    )
     if recipe is not None:
         _refuse_beside_recipe(ctx, target, draft, example)
+        if layouts is not None:
+            raise UsageError(
+                "the layout options (--pp, --dp, --dp-attention, --ep, --role, --nodes, "
+                "--gpus-per-node) take TARGET DRAFT or --example, not --recipe"
+            )
         return _check_recipe(
             recipe, hardware, engine, kernel, revision, draft_revision, as_json, strict, timeout
         )
@@ -144,11 +196,39 @@ def command(
         (target, revision),
         (draft, draft_revision),
         engine,
-        {"tps": tp, "draft_tp": draft_tp, "max_model_len": max_model_len, "kernel": kernel},
+        {
+            "tps": tp,
+            "draft_tp": draft_tp,
+            "max_model_len": max_model_len,
+            "kernel": kernel,
+            "layouts": layouts,
+        },
         as_json,
         strict,
         timeout,
     )
+
+
+#: the options that make check look beyond TP (issue #25)
+LAYOUT_OPTIONS: tuple[str, ...] = (
+    "pp",
+    "dp",
+    "dp_attention",
+    "ep",
+    "role",
+    "nodes",
+    "gpus_per_node",
+)
+
+
+def _layout_request(ctx: click.Context, req: LayoutRequest) -> LayoutRequest | None:
+    """``req`` when any of :data:`LAYOUT_OPTIONS` is given on the command line, else None
+    (today's TP-only check and output)."""
+    given = any(
+        ctx.get_parameter_source(name) == click.core.ParameterSource.COMMANDLINE
+        for name in LAYOUT_OPTIONS
+    )
+    return req if given else None
 
 
 def _list_examples() -> int:
@@ -207,6 +287,7 @@ class _RunSettings(TypedDict):
     draft_tp: int | None
     max_model_len: int | None
     kernel: str
+    layouts: LayoutRequest | None
 
 
 def _check_pair(
