@@ -174,6 +174,7 @@ def format_result(
     lines = _header(res, width)
     lines.append("")
     lines += _verdicts(res, strict, color)
+    lines += _layout_matrix(res, color, width)
     lines += _finding_lines(res, color, width)
     lines += _sharing_table(res, width)
     if verdict:
@@ -226,6 +227,32 @@ def _verdicts(res: CheckResult, strict: bool, color: bool) -> list[str]:
                 else ("no TP size works" if not ready else "warnings under --strict")
             )
             lines.append(f"{engine:<11} {paint('NOT READY', 'error', color)}  ({why})")
+    return lines
+
+
+def _layout_matrix(res: CheckResult, color: bool, width: int | None) -> list[str]:
+    """With a layout option: per engine, one row per layout checked (READY / NOT READY and the
+    first deciding finding's code and message), then one line per layout not checked because
+    it does not fit the GPUs given. Nothing without a layout option."""
+    from recipecli.output import paint, wrap_line
+
+    if res.layouts is None:
+        return []
+    lines = ["", "layouts:"]
+    for engine in res.engines:
+        lines.append(f"  {engine}")
+        for lay in res.layouts:
+            ready, why = res.layout_verdict(engine, lay)
+            mark = (
+                paint("READY", "ok", color) + " " * 4
+                if ready
+                else paint("NOT READY", "error", color)
+            )
+            reason = f"  {why[0].code}: {why[0].message}" if why else ""
+            lines += wrap_line(f"    {lay.label():<28} {mark}{reason}".rstrip(), width)
+    for _lay, f in res.layout_findings:
+        if f.code == "layout.unfit":
+            lines += wrap_line(f"  not checked: {f.message}", width)
     return lines
 
 
