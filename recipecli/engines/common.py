@@ -16,11 +16,11 @@ import numpy as np
 from recipecli.codes import finding
 from recipecli.draft import (
     LAYER_ROLES,
-    TRAINED_CONVENTION,
     DraftModel,
     is_known_extra,
     known_roles,
 )
+from recipecli.draft.trainers import trained_states
 from recipecli.engines.base import (
     Citation,
     EngineRun,
@@ -463,18 +463,10 @@ def sharing_row(
 
 
 def trained_layers(d: DraftModel, L: int | None = None) -> list[int] | None:
-    """Hidden-state indices (HF ``hidden_states[i]``) the draft was trained on, as its format's
-    convention implies: speculators and vLLM-internal drafts write hidden-state indices;
-    SpecForge, ModelOpt and the original EAGLE release write layer-output indices
-    (``hidden_states[id + 1]``). The original EAGLE release names no ids and was trained on
-    EAGLE's default capture (2, L//2, L-3) — the default both engines fall back to. None when the
-    convention is unknown (or no ids and not the original release)."""
-    conv = TRAINED_CONVENTION.get(d.format or "")
-    if d.aux_ids is None:
-        return default_aux_layers(L) if d.format == "A" and L is not None else None
-    if conv is None:
-        return None
-    return [i + 1 for i in d.aux_ids] if conv == "layer-output" else list(d.aux_ids)
+    """Hidden-state indices (HF ``hidden_states[i]``) the draft was trained on: its own ids in
+    its format's convention, else its format's trainer default for a target of ``L`` layers
+    (:func:`recipecli.draft.trainers.trained_states`); None when neither is known."""
+    return trained_states(d, L)
 
 
 def optional_shapes(

@@ -6,6 +6,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from recipecli.codes import finding
+from recipecli.draft import DraftModel
+from recipecli.draft.trainers import aux_default_verdict
 from recipecli.engines.base import (
     EngineRun,
 )
@@ -28,7 +30,7 @@ from recipecli.engines.sglang.sources import (
     src,
     steps,
 )
-from recipecli.findings import Finding
+from recipecli.findings import Finding, Severity
 
 # --------------------------------------------------------------------------- c. target
 
@@ -159,7 +161,7 @@ def step_aux(run: EngineRun) -> Iterable[Finding]:
     run.set("aux_layers", layers, f"{where} ({RULE_TEXT[rule]})")
     trained = trained_layers(d, L)
     if ids is None:
-        yield _aux_default(layers, trained, cfg.get("eagle_aux_hidden_state_layer_ids"), L)
+        yield _aux_default(layers, d, trained, cfg.get("eagle_aux_hidden_state_layer_ids"), L)
     bad = [j for j, i in zip(ids or [], wanted, strict=False) if i not in ok]
     if bad:
         yield _not_captured(run, bad, ids, layers, L)
@@ -219,38 +221,41 @@ def _capture_fit(
         )
 
 
-def _aux_default(layers: list[int], trained: list[int] | None, top: Any, L: int) -> Finding:
-    """``aux.default``: the draft names no ids SGLang reads, so the target's default is captured."""
-    same = trained is not None and sorted(set(trained)) == layers
-    named_other = bool(top) and not same
-    # the severity policy (docs/check.md#severity): a default that the ignored ids explain under
-    # the other id convention (a one-layer shift) is aux.mismatch's warning on every engine
-    shift = bool(top) and layers in (sorted(set(top)), sorted({i + 1 for i in top}))
-    return finding(
-        "aux.default",
-        (
+def _aux_default(
+    layers: list[int], d: DraftModel, trained: list[int] | None, top: Any, L: int
+) -> Finding:
+    """``aux.default``: the draft names no ids SGLang reads, so the target's default is captured,
+    compared with what the draft was trained on: its ignored top-level ids (an error when they
+    differ beyond a one-layer shift), else its format's trainer default
+    (:func:`~recipecli.engines.common.aux_default_verdict`)."""
+    ev: dict[str, Any] = {}
+    if top:
+        same = trained is not None and sorted(set(trained)) == layers
+        # the severity policy (docs/check.md#severity): a default that the ignored ids explain
+        # under the other id convention (a one-layer shift) is aux.mismatch's warning on every engine
+        shift = layers in (sorted(set(top)), sorted({i + 1 for i in top}))
+        msg = (
             f"SGLang reads aux ids only from eagle_config and ignores the top-level ids {list(top)}: "
             f"it captures the target's default hidden states {layers}"
-            if top
-            else f"draft names no aux layer ids: SGLang captures the target's default hidden states {layers}"
-        )
-        + (
+        ) + (
             "; the draft's format was trained on that default"
             if same
-            else (
-                "; the draft was trained on others, so it drafts from the wrong layers — move the ids "
-                'into "eagle_config": {"eagle_aux_hidden_state_layer_ids": [...]}'
-                if named_other
-                else "; if the draft was trained on others acceptance collapses silently — add "
-                "eagle_config.eagle_aux_hidden_state_layer_ids"
-            )
-        ),
-        severity="info" if same else ("error" if named_other and not shift else "warning"),
+            else "; the draft was trained on others, so it drafts from the wrong layers — move the ids "
+            'into "eagle_config": {"eagle_aux_hidden_state_layer_ids": [...]}'
+        )
+        sev: Severity = "info" if same else ("warning" if shift else "error")
+    else:
+        sev, msg, ev = aux_default_verdict("SGLang", layers, d, L)
+    return finding(
+        "aux.default",
+        msg,
+        severity=sev,
         engine=NAME,
         source=(AUX_IDS, CAPTURE),
         layers=layers,
         L=L,
         top_level=list(top) if top else None,
+        **ev,
     )
 
 

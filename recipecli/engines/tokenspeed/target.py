@@ -6,6 +6,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from recipecli.codes import finding
+from recipecli.draft.trainers import aux_default_verdict
 from recipecli.engines.base import (
     EngineRun,
 )
@@ -199,18 +200,14 @@ def _ids_not_given(run: EngineRun, ids: list[int], layers: list[int], L: int) ->
             nested=ids,
         )
     if not ids:
-        trained = trained_layers(d, L)
+        sev, msg, ev = aux_default_verdict("tokenspeed", layers, d, L)
         yield finding(
             "aux.default",
-            f"draft names no aux layer ids: tokenspeed captures the target's default hidden states {layers}"
-            + (
-                "; the draft's format was trained on that default"
-                if trained == layers
-                else "; if the draft was trained on others acceptance collapses silently — add eagle_aux_hidden_state_layer_ids"
-            ),
-            severity="info" if trained == layers else "warning",
+            msg,
+            severity=sev,
             engine=NAME,
             source=(WIRE, CAPTURE),
             layers=layers,
             L=L,
+            **ev,
         )

@@ -7,6 +7,7 @@ from typing import Any
 
 from recipecli.codes import finding
 from recipecli.draft import DraftModel
+from recipecli.draft.trainers import aux_default_verdict
 from recipecli.engines.base import (
     EngineRun,
 )
@@ -29,7 +30,7 @@ from recipecli.engines.vllm.sources import (
     src,
     steps,
 )
-from recipecli.findings import Finding
+from recipecli.findings import Finding, Severity
 
 # --------------------------------------------------------------------------- c. target
 
@@ -129,7 +130,7 @@ def step_aux(run: EngineRun) -> Iterable[Finding]:
     given = top or list(eagle_cfg.get("layer_ids") or [])
     trained = trained_layers(d, L)
     if not given:
-        yield _aux_default(layers, trained, nested, L)
+        yield _aux_default(layers, d, trained, nested, L)
     bad = [i for i in given if not 0 <= i <= L]
     yield from _given_ids(run, given, bad, layers, L)
     yield from _capture_fit(run, given, bad, (layers, where), trained)
@@ -201,17 +202,20 @@ def _capture_fit(
 
 
 def _aux_default(
-    layers: list[int], trained: list[int] | None, nested: list[int], L: int
+    layers: list[int], d: DraftModel, trained: list[int] | None, nested: list[int], L: int
 ) -> Finding:
     """``aux.default``: the draft names no ids vLLM's V2 runner reads, so it captures the target's
-    default (an error when the draft's ids sit only under ``eagle_config`` and differ)."""
-    same = trained is not None and sorted(set(trained)) == layers
+    default, compared with what the draft was trained on: its ids under ``eagle_config`` (an
+    error when they differ beyond a one-layer shift), else its format's trainer default
+    (:func:`~recipecli.engines.common.aux_default_verdict`)."""
+    ev: dict[str, Any] = {}
     if nested:
+        same = trained is not None and sorted(set(trained)) == layers
         # the severity policy (docs/check.md#severity): captured states that the ids explain
         # under the other id convention (a one-layer shift) are aux.mismatch's warning on every
         # engine; states no convention explains are an error
         shift = layers in (sorted(set(nested)), sorted({i + 1 for i in nested}))
-        sev = "info" if same else ("warning" if shift else "error")
+        sev: Severity = "info" if same else ("warning" if shift else "error")
         tail = (
             "; they equal that default"
             if same
@@ -221,16 +225,7 @@ def _aux_default(
         )
         msg = f"aux ids sit only under eagle_config, which vLLM's default (V2) runner does not read: it captures the target's default hidden states {layers}{tail}"
     else:
-        sev = "info" if same else "warning"
-        msg = (
-            f"draft names no aux layer ids: vLLM captures the target's default hidden states {layers}"
-            + (
-                "; the draft's format was trained on that default"
-                if same
-                else "; if the draft was trained on others acceptance collapses silently — add "
-                "eagle_aux_hidden_state_layer_ids"
-            )
-        )
+        sev, msg, ev = aux_default_verdict("vLLM", layers, d, L)
     return finding(
         "aux.default",
         msg,
@@ -240,4 +235,5 @@ def _aux_default(
         layers=layers,
         L=L,
         nested_ids=nested,
+        **ev,
     )
