@@ -4,12 +4,13 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 from recipecli.checkpoint.model import Checkpoint
 from recipecli.checkpoint.safetensors_header import read_file_header
+from recipecli.convert.casts import CHUNK_BYTES
 from recipecli.errors import ConvertError
 from recipecli.hints import HF_DOWNLOAD
 
@@ -84,18 +85,25 @@ class TensorReader:
             return self._bin_view(name)[offset : offset + n]
         return memoryview(self.ck.read_raw_bytes(name))[offset : offset + n]
 
-    def copy_to(self, name: str, nbytes: int, dst_fd: int) -> bool:
-        """Copy a whole tensor into ``dst_fd`` (at its position) in the kernel; False if unsupported."""
+    def copy_to(
+        self, name: str, nbytes: int, dst_fd: int, on_chunk: Callable[[], None] | None = None
+    ) -> bool:
+        """Copy a whole tensor into ``dst_fd`` (at its position) in the kernel
+        (``copy_file_range``, :data:`CHUNK_BYTES` per call, ``on_chunk()`` after each); False if
+        unsupported (``dst_fd`` is then back where it was)."""
         if name not in self._offsets or not hasattr(os, "copy_file_range"):
             return False
         shard, start = self._offsets[name]
         done = 0
         try:
             while done < nbytes:
-                n = os.copy_file_range(self._fd(shard), dst_fd, nbytes - done, start + done)
+                step = min(CHUNK_BYTES, nbytes - done)
+                n = os.copy_file_range(self._fd(shard), dst_fd, step, start + done)
                 if n <= 0:
                     break
                 done += n
+                if on_chunk is not None:
+                    on_chunk()
         except OSError:
             if done:
                 os.lseek(dst_fd, -done, os.SEEK_CUR)

@@ -132,7 +132,13 @@ def _write_verified(
     written = False
     try:
         shards = write_output(
-            plan, reader, tmp, progress=progress, fsync=False, on_written=verifier.submit
+            plan,
+            reader,
+            tmp,
+            progress=progress,
+            fsync=False,  # fsync_tree below, while the last comparisons run
+            on_written=verifier.submit,
+            start_writeback=fsync,
         )
         # the mark that lets a later --force replace this folder, and only its files
         files = sorted(p.name for p in tmp.iterdir() if p.name != STAGING_MARKER)

@@ -4,11 +4,12 @@ and read back to the same meaning."""
 
 from __future__ import annotations
 
+import ctypes
 import mmap
 import os
 import queue
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -73,10 +74,33 @@ class MappedFiles:
         self._maps.clear()
 
 
+def _libc_memcmp() -> Callable[[int, int, int], int] | None:
+    """The C library's ``memcmp`` through ctypes (which lets go of the GIL while it runs, so the
+    writer thread is not held up by the comparison), or None where there is no C library to
+    load (Windows)."""
+    try:
+        fn = ctypes.CDLL(None).memcmp
+    except (OSError, TypeError, AttributeError):
+        return None
+    fn.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t]
+    fn.restype = ctypes.c_int
+    cmp: Callable[[int, int, int], int] = fn
+    return cmp
+
+
+_MEMCMP = _libc_memcmp()
+
+
 def same_array(a: np.ndarray, b: np.ndarray) -> bool:
-    """Bit-for-bit equality of two uint8 arrays, compared as uint64 words when aligned."""
+    """Bit-for-bit equality of two uint8 arrays: one ``memcmp`` of both buffers when they are
+    contiguous (else numpy, compared as uint64 words when aligned)."""
     if a.shape != b.shape:
         return False
+    if not a.size:
+        return True
+    contiguous = a.flags.c_contiguous and b.flags.c_contiguous
+    if _MEMCMP is not None and contiguous and a.dtype == b.dtype == np.uint8:
+        return _MEMCMP(a.ctypes.data, b.ctypes.data, a.size) == 0
     n = a.size - a.size % 8
     if n and a[:n].ctypes.data % 8 == 0 and b[:n].ctypes.data % 8 == 0:
         if not np.array_equal(a[:n].view(np.uint64), b[:n].view(np.uint64)):

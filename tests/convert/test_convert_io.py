@@ -147,8 +147,8 @@ def test_failed_verification_leaves_no_out(tmp_path, target, fixture_config, mon
     src = _a_draft(tmp_path, fixture_config)
     real = convert_write.write_tensor
 
-    def corrupt(m, fd, reader, derived, buf, progress):
-        real(m, fd, reader, derived, buf, progress)
+    def corrupt(m, fd, reader, derived, buf, progress, **kw):
+        real(m, fd, reader, derived, buf, progress, **kw)
         if m.dst == "norm.weight":  # flip one byte just written
             os.lseek(fd, -1, os.SEEK_CUR)
             os.write(fd, b"\x55")
