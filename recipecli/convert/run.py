@@ -9,6 +9,7 @@ import shutil
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, TypedDict
 
@@ -121,43 +122,56 @@ def _open_sources(
 
 
 def _write_verified(
-    plan: ConvertPlan, reader: TensorReader, tmp: Path, progress: bool, fsync: bool
-) -> tuple[list[str], Verification]:
-    """Write the plan into ``tmp`` and prove it (shard names, the verification record).
+    plan: ConvertPlan,
+    reader: TensorReader,
+    tmp: Path,
+    progress: bool,
+    fsync: bool,
+    post: Callable[[Checkpoint], CheckResult | None],
+) -> tuple[list[str], Verification, CheckResult | None]:
+    """Write the plan into ``tmp``, prove it and run ``post`` (the check against the target) on
+    the reopened output (shard names, the verification record, what ``post`` returned).
 
-    Written on this thread, each finished tensor compared with the source on another, flushed
-    to disk while the last comparisons run; all finish before this returns.
+    Written on this thread, each finished tensor compared with the source on another; the
+    shards flushed to disk on a third while this one reopens the output (:func:`verify_reopened`)
+    and runs ``post``, as the last comparisons finish. All finish before this returns, and a
+    failure is reported in that order of precedence: a byte that differs, then a failed
+    ``fsync``, then a write, reopen or ``post`` error.
     """
     verifier = Verifier(plan, reader, tmp, progress)
-    written = False
-    try:
-        shards = write_output(
-            plan,
-            reader,
-            tmp,
-            progress=progress,
-            fsync=False,  # fsync_tree below, while the last comparisons run
-            on_written=verifier.submit,
-            start_writeback=fsync,
-        )
-        # the mark that lets a later --force replace this folder, and only its files
-        files = sorted(p.name for p in tmp.iterdir() if p.name != STAGING_MARKER)
-        write_new_file(tmp / CONVERT_MARKER, convert_marker_text(files, plan.options.to))
-        written = True
-    finally:
-        with ThreadPoolExecutor(1) as pool:
-            flushed = pool.submit(fsync_tree, tmp) if fsync and written else None
-            compared = verifier.finish()
-            if flushed is not None:
-                flushed.result()
-    out_ck = verify_reopened(plan, tmp)
+    failure: BaseException | None = None
+    with ThreadPoolExecutor(1) as pool:
+        flushed = None
+        try:
+            shards = write_output(
+                plan,
+                reader,
+                tmp,
+                progress=progress,
+                fsync=False,  # fsync_tree below, while the last comparisons run
+                on_written=verifier.submit,
+                start_writeback=fsync,
+            )
+            # the mark that lets a later --force replace this folder, and only its files
+            files = sorted(p.name for p in tmp.iterdir() if p.name != STAGING_MARKER)
+            write_new_file(tmp / CONVERT_MARKER, convert_marker_text(files, plan.options.to))
+            flushed = pool.submit(fsync_tree, tmp) if fsync else None
+            out_ck = verify_reopened(plan, tmp)
+            check_res = post(out_ck)
+        except BaseException as exc:  # re-raised below unless a comparison failed first
+            failure = exc
+        compared = verifier.finish()
+        if flushed is not None:
+            flushed.result()
+    if failure is not None:
+        raise failure
     verification = Verification(
         tensors_compared=len(plan.moves),
         bytes_compared=compared,
         semantic_differences={},
         out_checkpoint=out_ck,
     )
-    return shards, verification
+    return shards, verification, check_res
 
 
 def _put_in_place(
@@ -213,11 +227,11 @@ def _convert(
         lock: int | None = None
         try:
             lock = mark_staging(tmp)
-            shards, verification = _write_verified(plan, reader, tmp, progress, fsync)
-            check_res = None
             notes: list[str] = []
-            if target_ck is not None and run_target_check:
-                check_res = _post_check(target_ck, verification["out_checkpoint"], options, notes)
+            checked = target_ck if run_target_check else None
+            shards, verification, check_res = _write_verified(
+                plan, reader, tmp, progress, fsync, partial(_post_check, checked, options, notes)
+            )
             _put_in_place(tmp, out, inputs, where, fsync, notes)
         except BaseException as exc:
             shutil.rmtree(tmp, ignore_errors=True)
@@ -254,11 +268,14 @@ def _raise_write_error(exc: BaseException, out: Path) -> None:
 
 
 def _post_check(
-    target_ck: Checkpoint, out_ck: Checkpoint, opts: ConvertOptions, notes: list[str]
-) -> CheckResult:
+    target_ck: Checkpoint | None, opts: ConvertOptions, notes: list[str], out_ck: Checkpoint
+) -> CheckResult | None:
     """Run ``check`` on the written output against the target for the engine the output is for
     (the output format's :attr:`~recipecli.convert.formats.OutputFormatSpec.check_engine`:
-    speculators → vLLM, eagle3 → tokenspeed) at TP 1; errors refuse unless ``--force``."""
+    speculators → vLLM, eagle3 → tokenspeed) at TP 1; errors refuse unless ``--force``.
+    No target (or no check asked for): None."""
+    if target_ck is None:
+        return None
     from recipecli.check import run_check
 
     engine = output_format(opts.to).check_engine
