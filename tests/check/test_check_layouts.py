@@ -1,0 +1,144 @@
+"""``check`` beyond TP (issue #25 items 1 and 3): the layout options, the product of the lists,
+the layouts that do not fit, the JSON ``layouts`` and the text matrix.
+
+Expected values, worked out by hand for the bundled example (Llama-3.1-8B-Instruct, 32 layers,
+32 heads + yuhuili/EAGLE3-LLaMA3.1-Instruct-8B):
+
+* vLLM v0.33.0 accepts it at every TP the 32 heads divide (tests/check/test_check_verdict.py),
+  and LlamaModel declares ``supports_aux_hidden_states_over_pp = True``
+  (vllm/model_executor/models/llama.py:358): READY at PP 2 as well;
+* SGLang 0.5.23 and tokenspeed refuse the draft's ``architectures: ["LlamaForCausalLM"]`` at
+  every layout (draft.arch_name), and at PP 2 SGLang's check_pipeline_parallel_compat
+  (validation_hook.py:132) and tokenspeed's missing PP (no --pp flag) come first;
+* ``--tp 4,8 --pp 1,2 --nodes 1`` (8 GPUs): TP 8 x PP 2 = 16 GPUs does not fit, the other
+  three (4, 8, 8 GPUs) do.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from recipecli.cli.app import main
+
+EXAMPLE = ("--example", "llama3.1-8b-eagle3", "--kernel", "skip")
+
+
+def _run(capsys, *args: str) -> tuple[int, str]:
+    with pytest.raises(SystemExit) as exc:
+        main(["check", *args])
+    return int(exc.value.code or 0), capsys.readouterr().out
+
+
+def _json(capsys, *args: str) -> tuple[int, dict]:
+    rc, out = _run(capsys, *EXAMPLE, "--json", *args)
+    return rc, json.loads(out)
+
+
+def test_no_layout_option_keeps_todays_json(capsys):
+    _, doc = _json(capsys, "--tp", "1,2")
+    assert set(doc["engines"]["vllm"]) == {"ready", "ready_tp"}
+    assert all("layout" not in f for f in doc["findings"])
+
+
+def test_no_layout_option_prints_no_matrix(capsys):
+    _, out = _run(capsys, *EXAMPLE, "--tp", "1")
+    assert "layouts:" not in out
+
+
+def test_product_and_unfit(capsys):
+    _, doc = _json(capsys, "--tp", "4,8", "--pp", "1,2", "--nodes", "1")
+    rows = doc["engines"]["vllm"]["layouts"]
+    assert [(r["tp"], r["pp"]) for r in rows] == [(4, 1), (4, 2), (8, 1)]
+    unfit = [f for f in doc["findings"] if f["code"] == "layout.unfit"]
+    assert len(unfit) == 1  # once, not once per engine
+    assert unfit[0]["layout"] == {
+        "tp": 8,
+        "pp": 2,
+        "dp": 1,
+        "dp_attention": False,
+        "ep": False,
+        "role": "both",
+    }
+    assert unfit[0]["evidence"] == {"gpus": 16, "available": 8}
+
+
+def test_gpus_per_node_widens_the_fit(capsys):
+    _, doc = _json(capsys, "--tp", "8", "--pp", "2", "--nodes", "2", "--gpus-per-node", "8")
+    assert [(r["tp"], r["pp"]) for r in doc["engines"]["vllm"]["layouts"]] == [(8, 2)]
+    assert not [f for f in doc["findings"] if f["code"] == "layout.unfit"]
+
+
+def test_verdicts_per_engine(capsys):
+    _, doc = _json(capsys, "--tp", "4", "--pp", "2")
+    v, s, t = (doc["engines"][e]["layouts"][0] for e in ("vllm", "sglang", "tokenspeed"))
+    assert (v["ready"], v["codes"]) == (True, ["layout.draft_stage"])
+    assert (s["ready"], s["codes"]) == (False, ["layout.pp_refused", "draft.arch_name"])
+    assert (t["ready"], t["codes"]) == (False, ["layout.no_pp", "draft.arch_name"])
+    # ready_tp stays the TP-only answer (pp 1, dp 1, no ep)
+    assert doc["engines"]["vllm"]["ready_tp"] == [4]
+
+
+def test_layout_keys_and_options_passed_through(capsys):
+    args = ("--tp", "2", "--dp", "2", "--dp-attention", "--ep", "--role", "decode")
+    _, doc = _json(capsys, "--engine", "vllm", *args)
+    (row,) = doc["engines"]["vllm"]["layouts"]
+    assert row == {
+        "tp": 2,
+        "pp": 1,
+        "dp": 2,
+        "dp_attention": True,
+        "ep": True,
+        "role": "decode",
+        "ready": True,
+        "codes": [],
+    }
+
+
+def test_vllm_alone_exits_0_at_pp2(capsys):
+    rc, _ = _json(capsys, "--engine", "vllm", "--tp", "1", "--pp", "2")
+    assert rc == 0
+
+
+def test_sglang_pp2_exits_1_with_the_assert(capsys):
+    rc, doc = _json(capsys, "--engine", "sglang", "--tp", "1", "--pp", "2")
+    assert rc == 1
+    (f,) = [f for f in doc["findings"] if f["code"] == "layout.pp_refused"]
+    assert f["layout"]["pp"] == 2 and f["engine"] == "sglang"
+    assert f["evidence"]["quote"] == (
+        "Pipeline parallelism currently only supports EAGLE (non-multi-layer) speculative decoding"
+    )
+
+
+def test_text_matrix(capsys):
+    _, out = _run(capsys, *EXAMPLE, "--tp", "4,8", "--pp", "1,2", "--nodes", "1")
+    lines = out.splitlines()
+    i = lines.index("layouts:")
+    assert lines[i + 1] == "  vllm"
+    assert lines[i + 2].split() == ["TP", "4", "PP", "1", "DP", "1", "READY"]
+    assert lines[i + 3].split()[:8] == [
+        "TP",
+        "4",
+        "PP",
+        "2",
+        "DP",
+        "1",
+        "READY",
+        "layout.draft_stage:",
+    ]
+    sglang = lines[lines.index("  sglang") + 2]
+    assert sglang.split()[6:9] == ["NOT", "READY", "layout.pp_refused:"]
+    assert any(ln.startswith("  not checked: TP 8 PP 2 DP 1 takes 16 GPUs") for ln in lines)
+
+
+def test_layout_options_refused_with_recipe(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["check", "--recipe", "llama3.1-8b-eagle3", "--pp", "2"])
+    assert exc.value.code == 2
+    assert "not --recipe" in capsys.readouterr().err
+
+
+def test_bad_pp_list_is_a_usage_error(capsys):
+    rc, _ = _run(capsys, *EXAMPLE, "--pp", "1,x")
+    assert rc == 2
