@@ -145,7 +145,7 @@ def aux_default_verdict(
             ev,
         )
     if trained == sorted(set(layers)):
-        return "info", f"{head}; the draft's format ({fmt}) trains on that default", ev
+        return "info", f"{head}; the draft's format was trained on that default", ev
     shift = sorted(set(layers)) in ([i + 1 for i in trained], [i - 1 for i in trained])
     return (
         "warning" if shift else "error",
