@@ -96,8 +96,37 @@ def engine_page(model: EngineModel) -> str:
         ]
         lines += [f"- {_src(s)}" for s in sec.sources]
         lines.append("")
+    lines += _layout_section(model)
     lines += _data_section(model)
     return "\n".join(lines).rstrip() + "\n"
+
+
+def _layout_section(model: EngineModel) -> list[str]:
+    """``## Layouts beyond TP``: the engine's layout rules (``check --pp/--dp/...``) with their
+    codes and engine code."""
+    from recipecli.engines.layout import layout_docs
+
+    lines = [
+        '<a id="layouts"></a>',
+        "",
+        "## Layouts beyond TP",
+        "",
+        "What `recipecli check` reports with a layout option (`--pp`, `--dp`, `--dp-attention`, "
+        "`--ep`, `--role`, `--nodes`; docs/check.md#layouts). Layouts not listed carry no "
+        "EAGLE3-specific rule at the pinned version.",
+        "",
+    ]
+    for rule in layout_docs(model.name):
+        lines += [
+            f"- **{rule.layout}**: {rule.verdict}. "
+            + "Findings: "
+            + ", ".join(_codes_link(c) for c in rule.codes)
+            + ". Engine code: "
+            + "; ".join(_src(s) for s in rule.sources)
+            + ".",
+        ]
+    lines.append("")
+    return lines
 
 
 def _data_section(model: EngineModel) -> list[str]:

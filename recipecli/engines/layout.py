@@ -15,7 +15,7 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Literal, Protocol, TypedDict
 
 if TYPE_CHECKING:
-    from recipecli.engines.base import PairContext
+    from recipecli.engines.base import PairContext, Source
     from recipecli.findings import Finding
 
 #: a prefill/decode disaggregation role; ``both`` = an aggregate (non-PD) server
@@ -128,6 +128,23 @@ def expand(tps: Sequence[int], req: LayoutRequest) -> tuple[list[Layout], list[L
     return fit, unfit
 
 
+@dataclass(frozen=True)
+class LayoutRuleDoc:
+    """One layout rule as an engine page lists it (``DOC_RULES`` of an engine's layout module).
+
+    Attributes:
+        layout: the layouts it covers (``PP > 1``).
+        verdict: what the engine does there, in one sentence.
+        codes: the finding codes it reports.
+        sources: the engine code it comes from (:class:`recipecli.engines.base.Source`).
+    """
+
+    layout: str
+    verdict: str
+    codes: tuple[str, ...]
+    sources: tuple[Source, ...]
+
+
 class LayoutRules(Protocol):
     """What ``recipecli/engines/<engine>/layout.py`` provides as ``RULES``."""
 
@@ -147,3 +164,15 @@ def layout_rules(engine: str) -> LayoutRules:
 
     rules: LayoutRules = import_module(engine_spec(engine).layout_rules).RULES
     return rules
+
+
+def layout_docs(engine: str) -> tuple[LayoutRuleDoc, ...]:
+    """The ``DOC_RULES`` of ``engine``'s layout module (what its engine page lists).
+
+    Raises:
+        UsageError: an unknown engine name.
+    """
+    from recipecli.engines import engine_spec
+
+    docs: tuple[LayoutRuleDoc, ...] = import_module(engine_spec(engine).layout_rules).DOC_RULES
+    return docs

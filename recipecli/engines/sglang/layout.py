@@ -14,7 +14,7 @@ from typing import Any, TypedDict, cast
 
 from recipecli.codes import finding
 from recipecli.engines.base import PairContext, engine_data
-from recipecli.engines.layout import Layout
+from recipecli.engines.layout import Layout, LayoutRuleDoc
 from recipecli.engines.sglang.sources import NAME, src
 from recipecli.engines.sglang.spec import SPEC
 from recipecli.findings import Finding
@@ -93,3 +93,20 @@ def layout_findings(ctx: PairContext, lay: Layout) -> list[Finding]:
 
 
 RULES = layout_findings
+
+#: the rules above as SGLang's engine page lists them
+DOC_RULES: tuple[LayoutRuleDoc, ...] = (
+    LayoutRuleDoc(
+        "PP > 1, any PD role",
+        "refused at start-up: AssertionError: Pipeline parallelism currently only supports EAGLE "
+        "(non-multi-layer) speculative decoding",
+        ("layout.pp_refused",),
+        (PP_COMPAT,),
+    ),
+    LayoutRuleDoc(
+        "PP > 1",
+        "the draft would run on the last PP stage only",
+        ("layout.draft_stage",),
+        (DRAFT_STAGE,),
+    ),
+)

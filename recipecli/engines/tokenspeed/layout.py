@@ -12,7 +12,7 @@ from typing import Any, cast
 
 from recipecli.codes import finding
 from recipecli.engines.base import PairContext, engine_data
-from recipecli.engines.layout import Layout
+from recipecli.engines.layout import Layout, LayoutRuleDoc
 from recipecli.engines.tokenspeed.sources import NAME, src
 from recipecli.engines.tokenspeed.spec import SPEC
 from recipecli.findings import Finding
@@ -43,3 +43,13 @@ def layout_findings(ctx: PairContext, lay: Layout) -> list[Finding]:
 
 
 RULES = layout_findings
+
+#: the rules above as tokenspeed's engine page lists them
+DOC_RULES: tuple[LayoutRuleDoc, ...] = (
+    LayoutRuleDoc(
+        "PP > 1",
+        "no pipeline parallelism: no pipeline field or --pp flag in the server arguments",
+        ("layout.no_pp",),
+        (SERVER_ARGS,),
+    ),
+)

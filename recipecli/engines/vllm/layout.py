@@ -11,7 +11,7 @@ from typing import TypedDict, cast
 
 from recipecli.codes import finding
 from recipecli.engines.base import PairContext, engine_data
-from recipecli.engines.layout import Layout
+from recipecli.engines.layout import Layout, LayoutRuleDoc
 from recipecli.engines.vllm.sources import NAME, src
 from recipecli.engines.vllm.spec import SPEC
 from recipecli.findings import Finding
@@ -141,3 +141,22 @@ def layout_findings(ctx: PairContext, lay: Layout) -> list[Finding]:
 
 
 RULES = layout_findings
+
+#: the rules above as vLLM's engine page lists them
+DOC_RULES: tuple[LayoutRuleDoc, ...] = (
+    LayoutRuleDoc(
+        "PP > 1, the target's inner decoder lacks supports_aux_hidden_states_over_pp",
+        "Model Runner V2 refuses EAGLE3 at start-up: ValueError: <target class> does not support "
+        "eagle3 with pipeline parallelism (null in the data file: cannot be known statically)",
+        ("layout.pp_refused", "layout.pp_unknown"),
+        (VERIFY_PP,),
+    ),
+    LayoutRuleDoc(
+        "PP > 1",
+        "the draft (the speculator) runs on the last PP stage only; the target's layers split "
+        "L // PP per stage, the remainder one each on the stages before the last (no "
+        "divisibility needed)",
+        ("layout.draft_stage",),
+        (DRAFT_STAGE, PP_SPLIT),
+    ),
+)
