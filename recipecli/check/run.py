@@ -130,8 +130,7 @@ def run_check(
         draft_tp: vLLM ``draft_tensor_parallel_size`` (None = the target TP).
         max_model_len: serving length for ``maxpos.short`` (default: target max_position_embeddings).
         kernel: ``auto|cpu|cuda|skip``; anything but ``skip`` runs the fused-norm kernel check.
-        layouts: the layout options (PP sizes, DP, DP attention, EP, PD role, GPUs); None =
-            TP only, no ``layouts`` in the result.
+        layouts: the layout options (:class:`LayoutRequest`); None = TP only, as before.
 
     Returns:
         :class:`CheckResult`, with each engine model's resolved values in ``resolved``.
@@ -157,7 +156,6 @@ def run_check(
         findings.extend(_aux_summary(ctx, resolved))
         findings.extend(kernel_findings(draft_ck, kernel, tuple(engines)))
     findings.sort(key=_finding_order)
-    checked, per_layout = _layout_run(ctx, engines, layouts)
     return CheckResult(
         target_ck.display_name,
         draft_ck.display_name,
@@ -169,8 +167,7 @@ def run_check(
         ctx.tps,
         resolved,
         {m.name: m.version_info() for m in models},
-        checked,
-        per_layout,
+        *_layout_run(ctx, engines, layouts),
     )
 
 
