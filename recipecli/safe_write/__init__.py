@@ -30,12 +30,14 @@ and what to do (exit 2); nothing is written or removed.
 from __future__ import annotations
 
 from recipecli.safe_write.files import (
+    OutputFile,
     current_umask,
     fsync_dir,
     interrupt_on_signals,
     prepare_file,
     write_file,
     write_files,
+    write_outputs,
 )
 from recipecli.safe_write.folders import (
     CONVERT_MARKER,
@@ -76,6 +78,7 @@ __all__ = [
     "SNAPSHOT",
     "STAGING_MARKER",
     "Input",
+    "OutputFile",
     "OutputKind",
     "check_inputs",
     "check_parent",
@@ -95,4 +98,5 @@ __all__ = [
     "replace_dir",
     "write_file",
     "write_files",
+    "write_outputs",
 ]

@@ -10,7 +10,8 @@ import signal
 import stat
 import tempfile
 import threading
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
 from typing import NoReturn
@@ -188,6 +189,36 @@ def _write_error(exc: OSError, dest: str | os.PathLike[str], what: str, noun: st
     )
 
 
+@dataclass(frozen=True)
+class OutputFile:
+    """One file of a multi-file write (:func:`write_outputs`): where, what, and the checks.
+
+    Attributes:
+        dest: the destination path as given.
+        data: the file's bytes.
+        what, noun, kind, inputs, within: see :func:`prepare_file`.
+    """
+
+    dest: str | os.PathLike[str]
+    data: bytes
+    what: str
+    noun: str
+    kind: OutputKind | None
+    inputs: tuple[Input, ...] = ()
+    within: str | os.PathLike[str] | None = None
+
+    def check(self) -> Path:
+        """:func:`prepare_file` of this destination (the path to write, links resolved)."""
+        return prepare_file(
+            self.dest,
+            what=self.what,
+            noun=self.noun,
+            kind=self.kind,
+            inputs=self.inputs,
+            within=self.within,
+        )
+
+
 def write_file(
     dest: str | os.PathLike[str],
     data: bytes,
@@ -228,9 +259,7 @@ def write_files(
     inputs: Iterable[Input] = (),
     within: str | os.PathLike[str] | None = None,
 ) -> list[Path]:
-    """Replace several files all or none: each is checked (:func:`prepare_file`) and staged in
-    a temporary file next to it first; only when every one is on disk are they renamed into
-    place. A failure or signal while staging removes every temporary file and changes nothing.
+    """Replace several files of one kind all or none (:func:`write_outputs`).
 
     Args:
         files: ``{destination: bytes}`` (written in this order).
@@ -243,29 +272,46 @@ def write_files(
         UsageError: a destination is refused, or a write failed (full disk, file-size limit,
             permissions); one line naming the destination.
     """
-    inputs = list(inputs)
+    shared = tuple(inputs)
+    return write_outputs(
+        [OutputFile(d, b, what, noun, kind, shared, within) for d, b in files.items()]
+    )
 
-    def check(dest: str | os.PathLike[str]) -> Path:
-        return prepare_file(dest, what=what, noun=noun, kind=kind, inputs=inputs, within=within)
 
-    items = [(dest, data, check(dest)) for dest, data in files.items()]
+def write_outputs(outputs: Sequence[OutputFile]) -> list[Path]:
+    """Replace several files all or none, each with its own name, kind and inputs (``report
+    -o`` with ``--plot``): each is checked (:func:`prepare_file`) and staged in a temporary file
+    next to it first; only when every one is on disk, and every destination checked again, are
+    they renamed into place. A failure or signal before the renames removes every temporary file
+    and changes nothing.
+
+    Returns:
+        The paths written (links resolved), in order.
+
+    Raises:
+        UsageError: a destination is refused, or a write failed (full disk, file-size limit,
+            permissions); one line naming that destination, in its own words.
+    """
+    finals = [out.check() for out in outputs]
+    if not outputs:
+        return []
     staged: dict[Path, str] = {}
-    current: str | os.PathLike[str] = ""
+    current = outputs[0]
     with interrupt_on_signals():
         try:
-            for dest, data, final in items:
-                current = dest  # named by the error line should this one fail
-                staged[final] = _stage(final, data)
-            for current, _data, final in items:
-                check(current)  # the destination may have changed meanwhile (a FIFO created)
+            for current, final in zip(outputs, finals, strict=True):
+                staged[final] = _stage(final, current.data)
+            for current in outputs:  # a destination may have changed meanwhile (a FIFO created)
+                current.check()
+            for final in finals:
                 os.replace(staged[final], final)
                 del staged[final]
-            for folder in {final.parent for _d, _b, final in items}:
+            for folder in {final.parent for final in finals}:
                 fsync_dir(folder)
         except OSError as exc:
-            raise _write_error(exc, current, what, noun) from None
+            raise _write_error(exc, current.dest, current.what, current.noun) from None
         finally:
             for tmp in staged.values():
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(tmp)
-    return [final for _d, _b, final in items]
+    return finals

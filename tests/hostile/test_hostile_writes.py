@@ -113,3 +113,58 @@ def test_a_fifo_destination_stays_a_fifo_and_nothing_blocks(scratch, capsys, arg
     assert code == 2 and line.startswith(f"recipecli: error: {dest}: ") and needle in line, line
     assert stat.S_ISFIFO(os.lstat(scratch / dest).st_mode)
     assert hidden(scratch) == []
+
+
+# ------------------------------------------------------ report -o with --plot: all or none
+
+
+def _report_both(capsys, *extra: str) -> tuple[int, str]:
+    with pytest.raises(SystemExit) as exc:
+        main(["report", "base.json", "cand.json", "-o", "table.md", "--plot", "chart.png", *extra])
+    return exc.value.code, capsys.readouterr().err
+
+
+def test_report_table_refused_leaves_no_plot(scratch, capsys):
+    (scratch / "table.md").write_text("my notes\n")  # not a recipecli report: never replaced
+    code, err = _report_both(capsys)
+    assert code == 2 and "refusing to overwrite it" in one_error_line(err)
+    assert not (scratch / "chart.png").exists() and hidden(scratch) == []
+    assert (scratch / "table.md").read_text() == "my notes\n"
+
+
+def test_report_plot_refused_leaves_no_table(scratch, capsys):
+    os.mkfifo(scratch / "chart.png")
+    code, err = _report_both(capsys)
+    assert code == 2 and "chart.png" in one_error_line(err)
+    assert not (scratch / "table.md").exists() and hidden(scratch) == []
+
+
+def test_report_second_write_failing_leaves_neither(scratch, capsys, monkeypatch):
+    # the table is staged after the chart: a full disk then must remove the staged chart too
+    import recipecli.safe_write.files as files
+
+    real = files._stage
+
+    def stage(final, data):
+        if final.name == "table.md":
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(final))
+        return real(final, data)
+
+    monkeypatch.setattr(files, "_stage", stage)
+    code, err = _report_both(capsys)
+    line = one_error_line(err)
+    assert code == 2 and line.startswith("recipecli: error: table.md: cannot write -o file: ")
+    assert "nothing was written" in line
+    assert sorted(os.listdir(scratch)) == sorted(
+        ["base.json", "cand.json", "draft", "my.yaml", "target"]
+    )
+
+
+def test_report_both_replace_previous_outputs_together(scratch, capsys):
+    assert _report_both(capsys)[0] == 0
+    first = (scratch / "table.md").read_bytes(), (scratch / "chart.png").read_bytes()
+    assert first[0].startswith(b"Workload: ") and first[1].startswith(b"\x89PNG")
+    code, err = _report_both(capsys, "--labels", "Old,New")
+    assert code == 0 and err.splitlines()[0] == "recipecli: wrote chart.png"
+    assert b"| Old | New |" in (scratch / "table.md").read_bytes()
+    assert (scratch / "chart.png").read_bytes() != first[1]

@@ -15,7 +15,7 @@ from recipecli.cli.params import LABELS
 from recipecli.cli.terminal import print_json
 from recipecli.errors import EXIT_FINDINGS, EXIT_OK, UsageError
 from recipecli.findings import has_errors
-from recipecli.output import atomic_write_bytes, atomic_write_text, json_text
+from recipecli.output import json_text
 from recipecli.report import (
     DEFAULT_LABELS,
     Report,
@@ -23,7 +23,7 @@ from recipecli.report import (
     plot_png,
     render_markdown,
 )
-from recipecli.safe_write import Input, OutputKind, prepare_file
+from recipecli.safe_write import Input, OutputFile, OutputKind, prepare_file, write_outputs
 
 
 class _Where(TypedDict):
@@ -183,12 +183,11 @@ def command(
     )
     as_json = as_json or fmt == "json"
     read = [*_roles(report.baseline_files, report.candidate_files, *report.eval_files), *given]
+    _write_outputs(report, outputs, plot, output, as_json, read)
     if plot:
-        png = plot_png(report, name=plot)
-        atomic_write_bytes(plot, png, inputs=_input_list(read, outputs, plot), **outputs[plot])
         click.echo(f"recipecli: wrote {plot}", err=True)
     if output:
-        _write_table(report, output, as_json, _input_list(read, outputs, output), outputs[output])
+        _say_findings(report)
     elif as_json:  # the findings are in the document
         print_json(report)
     else:  # the findings are the table's Notes: not repeated on stderr
@@ -220,14 +219,38 @@ def _sides(
     return base, cand
 
 
-def _write_table(
-    report: Report, output: str, as_json: bool, inputs: list[Input], where: _Where
+def _write_outputs(
+    report: Report,
+    outputs: dict[str, _Where],
+    plot: str | None,
+    output: str | None,
+    as_json: bool,
+    read: list[Role],
 ) -> None:
-    """-o FILE: the table (markdown, or strict JSON with non-finite floats null) written
-    atomically; stdout stays empty, so the errors and warnings (also in the file) are said once
+    """--plot FILE (the PNG chart) and -o FILE (the table: markdown, or strict JSON with
+    non-finite floats null) written all or none (:func:`recipecli.safe_write.write_outputs`):
+    when one cannot be written, neither is.
+
+    Raises:
+        UsageError: a destination refused or a failed write; one line, nothing written.
+    """
+    data: dict[str, bytes] = {}
+    if plot:
+        data[plot] = plot_png(report, name=plot)
+    if output:
+        text = json_text(report) + "\n" if as_json else render_markdown(report)
+        data[output] = text.encode("utf-8")
+    write_outputs(
+        [
+            OutputFile(path, blob, inputs=tuple(_input_list(read, outputs, path)), **outputs[path])
+            for path, blob in data.items()
+        ]
+    )
+
+
+def _say_findings(report: Report) -> None:
+    """With -o stdout stays empty, so the errors and warnings (also in the file) are said once
     on stderr; the info notes are only in the file."""
-    text = json_text(report) + "\n" if as_json else render_markdown(report)
-    atomic_write_text(output, text, inputs=inputs, **where)
     for finding in report.findings:
         if finding.severity == "info":
             continue
