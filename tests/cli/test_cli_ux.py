@@ -183,10 +183,10 @@ def test_colour_on_a_terminal():
 
 
 def test_warning_heading_is_yellow(tmp_path):
-    # base pair: format B draft without aux ids -> aux.default warning (vLLM and tokenspeed
-    # capture their default layers; only the original EAGLE release is known to train on them)
-    t, d = base_pair().write(tmp_path)
-    rc, out, _ = run_pty("check", str(t), str(d), "--tp", "1", "--kernel", "skip", cols=200)
+    # an extra draft tensor: tokenspeed ignores it unloaded -> tensor.unexpected, a warning
+    t, d = base_pair().put("midlayer.extra_proj.weight", "BF16", (64, 64)).write(tmp_path)
+    args = ("--tp", "1", "--kernel", "skip", "--engine", "tokenspeed")
+    rc, out, _ = run_pty("check", str(t), str(d), *args, cols=200)
     assert rc == 0
     assert re.search(re.escape(YELLOW + BOLD) + r"warnings \(\d+\):", out)
 
