@@ -46,7 +46,8 @@ def test_wheel_console_script_and_every_command_module(wheel, wheel_names):
     with zipfile.ZipFile(wheel) as zf:
         (ep,) = [n for n in zf.namelist() if n.endswith(".dist-info/entry_points.txt")]
         entry_points = zf.read(ep).decode()
-    assert "recipecli = recipecli.cli:main" in entry_points.splitlines()
+    # the console script enters through recipecli.__main__ (Ctrl-C while the CLI imports: 130)
+    assert "recipecli = recipecli.__main__:main" in entry_points.splitlines()
     assert "recipecli/__main__.py" in wheel_names
     for module, _, _ in COMMANDS.values():
         assert f"recipecli/cli/commands/{module}.py" in wheel_names

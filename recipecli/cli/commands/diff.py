@@ -11,6 +11,7 @@ from recipecli.cli.completion import complete_recipe, hardware_completer
 from recipecli.cli.terminal import print_json
 from recipecli.engines import ENGINES
 from recipecli.errors import EXIT_FINDINGS, EXIT_OK
+from recipecli.recipes.targets import target_config_callback
 
 
 class _Sides(TypedDict):
@@ -68,7 +69,10 @@ class _Sides(TypedDict):
     "--vs-set", "vs_sets", multiple=True, metavar="NAME=VALUE", help="Override for B (repeatable)."
 )
 @click.option(
-    "--target-config", metavar="SOURCE", help="Where to read the target's config.json (both sides)."
+    "--target-config",
+    metavar="SOURCE",
+    callback=target_config_callback,
+    help="Where to read the target's config.json (both sides).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
 def command(

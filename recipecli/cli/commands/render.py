@@ -12,6 +12,7 @@ from recipecli.cli.completion import complete_hardware, complete_recipe, complet
 from recipecli.cli.terminal import print_json
 from recipecli.errors import UsageError
 from recipecli.recipes.engines import ENGINES, SERVE_CONFIG_FILE_FORMAT
+from recipecli.recipes.targets import target_config_callback
 
 if TYPE_CHECKING:  # the recipe library is imported when the command runs
     from recipecli.findings import Finding
@@ -51,6 +52,7 @@ if TYPE_CHECKING:  # the recipe library is imported when the command runs
     "--target-config",
     metavar="SOURCE",
     shell_complete=complete_source,
+    callback=target_config_callback,
     help="Where to read the target's config.json (dir, config.json, snapshot, repo id).",
 )
 @click.option(
