@@ -15,13 +15,13 @@ from recipecli.engines.common import (
     missing_tensor_findings,
     no_tensor_findings,
     optional_shapes,
-    rope_differences,
     shape_findings,
     sharing_row,
     t2d_problem,
     target_vocab_hidden,
     unexpected_tensors,
 )
+from recipecli.engines.positions import rope_mismatch_findings
 from recipecli.engines.sglang.sources import (
     AUX_IDS,
     CONTEXT,
@@ -464,33 +464,8 @@ def _rope(run: EngineRun) -> Iterator[Finding]:
     settings, as the draft's config says it was trained (EAGLE's, SpecForge's and speculators'
     trainers build the draft's rotary embedding from the same config): it serves as trained, so
     by the severity policy (docs/check.md#severity) an info that names the difference."""
-    ctx = run.ctx
-    diffs = rope_differences(run.ctx.draft_ck.config, ctx.target_ck.text.config)
-    if not diffs:
-        return
-    shown = ", ".join(
-        f"{k} {'absent' if a is None else a} vs {'absent' if b is None else b}"
-        for k, (a, b) in diffs.items()
-    )
-    keys = [
-        k
-        for k in ("rope_theta", "rope_parameters", "rope_scaling")
-        if k in ctx.target_ck.text.config
-    ]
-    fix = (
-        f"if the draft was trained with the target's, set the draft's {', '.join(keys)} to the target's "
-        "(and drop its other rope keys)"
-        if keys
-        else "if the draft was trained with the target's, drop the draft's rope keys"
-    )
-    yield finding(
-        "rope.mismatch",
-        f"the draft's rotary settings differ from the target's (draft vs target: {shown}): "
-        f"SGLang builds the draft's rotary embedding from the draft config alone, "
-        f"so the draft serves with its own, as its trainer built it; {fix}",
-        engine=NAME,
-        source=ROPE,
-        differences=diffs,
+    yield from rope_mismatch_findings(
+        run, run.ctx.draft_ck.config, engine=NAME, title="SGLang", source=ROPE
     )
 
 

@@ -15,7 +15,6 @@ from recipecli.engines.common import (
     no_tensor_findings,
     optional_shapes,
     pad64,
-    rope_differences,
     shape_findings,
     sharing_row,
     split_rows,
@@ -23,6 +22,7 @@ from recipecli.engines.common import (
     target_vocab_hidden,
     unexpected_tensors,
 )
+from recipecli.engines.positions import rope_mismatch_findings
 from recipecli.engines.vllm.sources import (
     AUX_CAPTURE,
     CACHE_ONLY_ROPE_TYPES,
@@ -432,34 +432,7 @@ def _rope(run: EngineRun) -> Iterator[Finding]:
     settings, as the draft's config says it was trained (EAGLE's, SpecForge's and speculators'
     trainers build the draft's rotary embedding from the same config): it serves as trained, so
     by the severity policy (docs/check.md#severity) an info that names the difference."""
-    ctx = run.ctx
-    diffs = rope_differences(run.config, ctx.target_ck.text.config)
-    if not diffs:
-        return
-    shown = ", ".join(
-        f"{k} {'absent' if a is None else a} vs {'absent' if b is None else b}"
-        for k, (a, b) in diffs.items()
-    )
-    keys = [
-        k
-        for k in ("rope_theta", "rope_parameters", "rope_scaling")
-        if k in ctx.target_ck.text.config
-    ]
-    fix = (
-        f"if the draft was trained with the target's, set the draft's {', '.join(keys)} to the target's "
-        "(and drop its other rope keys)"
-        if keys
-        else "if the draft was trained with the target's, drop the draft's rope keys"
-    )
-    yield finding(
-        "rope.mismatch",
-        f"the draft's rotary settings differ from the target's (draft vs target: {shown}): "
-        f"vLLM builds the draft's rotary embedding from the draft config alone, "
-        f"so the draft serves with its own, as its trainer built it; {fix}",
-        engine=NAME,
-        source=ROPE,
-        differences=diffs,
-    )
+    yield from rope_mismatch_findings(run, run.config, engine=NAME, title="vLLM", source=ROPE)
 
 
 @steps.add("g", "Positions", sources=(MAXPOS, ROPE), codes=("maxpos.short", "rope.mismatch"))
