@@ -1,6 +1,8 @@
-"""The ``rope.mismatch`` finding every engine model yields in its positions step (g): the same
-verdict on every engine, because each builds the draft's rotary embedding from the draft config
-alone (cited by each engine's ``ROPE`` source)."""
+"""Finding builders the engine models share: ``rope.mismatch`` (positions step g; each engine
+builds the draft's rotary embedding from the draft config alone, cited by its ``ROPE`` source),
+and ``vocab.t2d_invalid`` / ``tie.reduced_vocab`` (tensors step e). A builder holds the wording
+and the condition; each engine passes its own title, source and verdict (severity and what it
+does), so no verdict is written once for all engines."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ from typing import Any
 
 from recipecli.codes import finding
 from recipecli.engines.base import Citation, EngineRun
-from recipecli.engines.common import rope_differences
+from recipecli.engines.common import rope_differences, t2d_problem
 from recipecli.findings import Finding
 
 
@@ -44,4 +46,56 @@ def rope_mismatch_findings(
         engine=engine,
         source=source,
         differences=diffs,
+    )
+
+
+def t2d_invalid_findings(
+    run: EngineRun, *, engine: str, title: str, source: Citation, severity: str
+) -> Iterator[Finding]:
+    """``vocab.t2d_invalid`` when the draft's ``t2d`` is not a valid map
+    (:func:`recipecli.engines.common.t2d_problem`), graded ``severity`` by the engine: each
+    engine's ``load_weights`` (``source``) skips ``t2d``, so serving is unaffected and the
+    finding says so in the engine's words (``title`` names it)."""
+    bad = t2d_problem(run.ctx)
+    if bad is None:
+        return
+    text = bad.pop("text")
+    yield finding(
+        "vocab.t2d_invalid",
+        f"{text}: {title}'s load_weights skips t2d, so serving is unaffected; regenerate it from "
+        "d2t (or drop it) for the tools that read it",
+        severity=severity,
+        engine=engine,
+        source=source,
+        **bad,
+    )
+
+
+def untie_fix(has_lm_head: bool, Vd: int) -> str:
+    """The fix for a head an engine ties to the (target's) embedding: untie it, and ship the
+    draft's own ``lm_head`` [Vd, H] when it has none."""
+    if has_lm_head:
+        return "set tie_word_embeddings to false (the draft's lm_head then loads)"
+    return f"re-export the draft with its own lm_head [{Vd}, H] and tie_word_embeddings false"
+
+
+def tie_reduced_vocab_findings(
+    run: EngineRun, *, engine: str, effect: str, source: Citation, severity: str | None = None
+) -> Iterator[Finding]:
+    """``tie.reduced_vocab`` when the draft sets ``tie_word_embeddings`` with ``draft_vocab_size``
+    Vd below the vocabulary V (the target's text vocab, else the draft's ``vocab_size``).
+
+    ``effect`` is what the engine does with such a head, after the condition's words; it may
+    name ``{Vd}``, ``{V}`` and ``{fix}`` (:func:`untie_fix`), filled here. ``severity`` is the
+    engine's verdict (None: the code's default, an error), ``source`` where its code decides."""
+    d = run.ctx.draft
+    V = run.ctx.target.V or d.V
+    if not d.tie_word_embeddings or V is None or d.Vd >= V:
+        return
+    fix = untie_fix(d.has_lm_head, d.Vd)
+    text = f"tie_word_embeddings is true with draft_vocab_size {d.Vd} < {V}" + effect.format(
+        Vd=d.Vd, V=V, fix=fix
+    )
+    yield finding(
+        "tie.reduced_vocab", text, severity=severity, engine=engine, source=source, Vd=d.Vd, V=V
     )

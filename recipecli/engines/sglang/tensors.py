@@ -17,11 +17,14 @@ from recipecli.engines.common import (
     optional_shapes,
     shape_findings,
     sharing_row,
-    t2d_problem,
     target_vocab_hidden,
     unexpected_tensors,
 )
-from recipecli.engines.positions import rope_mismatch_findings
+from recipecli.engines.positions import (
+    rope_mismatch_findings,
+    t2d_invalid_findings,
+    tie_reduced_vocab_findings,
+)
 from recipecli.engines.sglang.sources import (
     AUX_IDS,
     CONTEXT,
@@ -246,38 +249,18 @@ def _t2d_and_tie(run: EngineRun) -> Iterator[Finding]:
     ``lm_head.weight`` has no parameter and is skipped, ``set_embed`` swaps the target's [V, H]
     embedding in, and the logits processor (vocab ``draft_vocab_size``) keeps its first Vd rows:
     with Vd < V the draft proposes from weights it was not trained with (error)."""
-    ctx = run.ctx
-    d = ctx.draft
-    bad = t2d_problem(ctx)
-    if bad is not None:
-        text = bad.pop("text")
-        yield finding(
-            "vocab.t2d_invalid",
-            f"{text}: SGLang's load_weights skips t2d, so serving is unaffected; regenerate it from "
-            "d2t (or drop it) for the tools that read it",
-            severity="info",
-            engine=NAME,
-            source=DRAFT_LOAD,
-            **bad,
-        )
-    V = ctx.target.V or d.V
-    if d.tie_word_embeddings and V is not None and d.Vd < V:
-        fix = (
-            "set tie_word_embeddings to false (the draft's lm_head then loads)"
-            if d.has_lm_head
-            else f"re-export the draft with its own lm_head [{d.Vd}, H] and tie_word_embeddings false"
-        )
-        yield finding(
-            "tie.reduced_vocab",
-            f"tie_word_embeddings is true with draft_vocab_size {d.Vd} < {V}: SGLang ties lm_head to the "
-            f"embedding (the target's [{V}, H] after set_embed), skips the draft's lm_head.weight and "
-            f"keeps the first {d.Vd} rows' logits: the draft proposes from weights it was not trained "
-            f"with; {fix}",
-            engine=NAME,
-            source=(DRAFT_INIT, DRAFT_LOAD, SET_EMBED),
-            Vd=d.Vd,
-            V=V,
-        )
+    yield from t2d_invalid_findings(
+        run, engine=NAME, title="SGLang", source=DRAFT_LOAD, severity="info"
+    )
+    yield from tie_reduced_vocab_findings(
+        run,
+        engine=NAME,
+        effect=": SGLang ties lm_head to the embedding (the target's [{V}, H] after set_embed), "
+        "skips the draft's lm_head.weight and keeps the first {Vd} rows' logits: the draft "
+        "proposes from weights it was not trained with; {fix}",
+        source=(DRAFT_INIT, DRAFT_LOAD, SET_EMBED),
+        severity="error",
+    )
 
 
 # --------------------------------------------------------------------------- f. sharing and TP

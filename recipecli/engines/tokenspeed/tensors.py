@@ -19,11 +19,14 @@ from recipecli.engines.common import (
     shape_findings,
     sharing_row,
     split_rows,
-    t2d_problem,
     target_vocab_hidden,
     unexpected_tensors,
 )
-from recipecli.engines.positions import rope_mismatch_findings
+from recipecli.engines.positions import (
+    rope_mismatch_findings,
+    t2d_invalid_findings,
+    tie_reduced_vocab_findings,
+)
 from recipecli.engines.tokenspeed.sources import (
     CONTEXT,
     DRAFT_INIT,
@@ -132,38 +135,19 @@ def _t2d_and_tie(run: EngineRun) -> Iterator[Finding]:
     ``set_embed_and_head`` swaps the target's [V, H] embedding in; the logits processor keeps
     all V logits, whose argmax indexes the Vd-entry ``hot_token_id``: with Vd < V the draft
     proposes from weights it was not trained with, and ids >= Vd index out of range (error)."""
-    ctx = run.ctx
-    d = ctx.draft
-    bad = t2d_problem(ctx)
-    if bad is not None:
-        text = bad.pop("text")
-        yield finding(
-            "vocab.t2d_invalid",
-            f"{text}: tokenspeed's load_weights skips t2d, so serving is unaffected; regenerate it "
-            "from d2t (or drop it) for the tools that read it",
-            severity="info",
-            engine=NAME,
-            source=DRAFT_LOAD,
-            **bad,
-        )
-    V = ctx.target.V or d.V
-    if d.tie_word_embeddings and V is not None and d.Vd < V:
-        fix = (
-            "set tie_word_embeddings to false (the draft's lm_head then loads)"
-            if d.has_lm_head
-            else f"re-export the draft with its own lm_head [{d.Vd}, H] and tie_word_embeddings false"
-        )
-        yield finding(
-            "tie.reduced_vocab",
-            f"tie_word_embeddings is true with draft_vocab_size {d.Vd} < {V}: tokenspeed ties lm_head to "
-            f"the embedding (the target's [{V}, H] after set_embed_and_head) and skips the draft's "
-            f"lm_head.weight; its {V} logits index a hot_token_id of {d.Vd} entries: the draft proposes "
-            f"from weights it was not trained with; {fix}",
-            engine=NAME,
-            source=(DRAFT_INIT, DRAFT_LOAD, SET_EMBED),
-            Vd=d.Vd,
-            V=V,
-        )
+    yield from t2d_invalid_findings(
+        run, engine=NAME, title="tokenspeed", source=DRAFT_LOAD, severity="info"
+    )
+    yield from tie_reduced_vocab_findings(
+        run,
+        engine=NAME,
+        effect=": tokenspeed ties lm_head to the embedding (the target's [{V}, H] after "
+        "set_embed_and_head) and skips the draft's lm_head.weight; its {V} logits index a "
+        "hot_token_id of {Vd} entries: the draft proposes from weights it was not trained "
+        "with; {fix}",
+        source=(DRAFT_INIT, DRAFT_LOAD, SET_EMBED),
+        severity="error",
+    )
 
 
 def _config_findings(run: EngineRun) -> Iterator[Finding]:

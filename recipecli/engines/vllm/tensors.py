@@ -18,11 +18,14 @@ from recipecli.engines.common import (
     shape_findings,
     sharing_row,
     split_rows,
-    t2d_problem,
     target_vocab_hidden,
     unexpected_tensors,
 )
-from recipecli.engines.positions import rope_mismatch_findings
+from recipecli.engines.positions import (
+    rope_mismatch_findings,
+    t2d_invalid_findings,
+    tie_reduced_vocab_findings,
+)
 from recipecli.engines.vllm.sources import (
     AUX_CAPTURE,
     CACHE_ONLY_ROPE_TYPES,
@@ -214,37 +217,22 @@ def _t2d_and_tie(run: EngineRun) -> Iterator[Finding]:
     containing ``t2d`` (a stale one changes nothing), and ``Eagle3LlamaForCausalLM.__init__``
     calls ``nn.Module.__init__`` and builds its own ``ParallelLMHead(draft_vocab_size, H)``,
     never tying it to the embedding (``tie_word_embeddings`` is not read): both are infos."""
-    ctx = run.ctx
-    d = ctx.draft
-    bad = t2d_problem(ctx)
-    if bad is not None:
-        text = bad.pop("text")
-        yield finding(
-            "vocab.t2d_invalid",
-            f"{text}: vLLM's load_weights skips t2d, so serving is unaffected; regenerate it from "
-            "d2t (or drop it) for the tools that read it",
-            severity="info",
-            engine=NAME,
-            source=EAGLE3_LOAD,
-            **bad,
-        )
-    V = ctx.target.V or d.V
-    if d.tie_word_embeddings and V is not None and d.Vd < V:
-        head = (
-            f"loads the draft's own lm_head [{d.Vd}, H]"
-            if d.has_lm_head
-            else "borrows the target's head (see lm_head.missing)"
-        )
-        yield finding(
-            "tie.reduced_vocab",
-            f"tie_word_embeddings is true with draft_vocab_size {d.Vd} < {V}, but vLLM's "
-            f"Eagle3LlamaForCausalLM never ties its head to the embedding: it {head}",
-            severity="info",
-            engine=NAME,
-            source=EAGLE3_CAUSAL,
-            Vd=d.Vd,
-            V=V,
-        )
+    yield from t2d_invalid_findings(
+        run, engine=NAME, title="vLLM", source=EAGLE3_LOAD, severity="info"
+    )
+    head = (
+        f"loads the draft's own lm_head [{run.ctx.draft.Vd}, H]"
+        if run.ctx.draft.has_lm_head
+        else "borrows the target's head (see lm_head.missing)"
+    )
+    yield from tie_reduced_vocab_findings(
+        run,
+        engine=NAME,
+        effect=", but vLLM's Eagle3LlamaForCausalLM never ties its head to the embedding: it "
+        + head,
+        source=EAGLE3_CAUSAL,
+        severity="info",
+    )
 
 
 def _vocab_and_bias(run: EngineRun) -> Iterator[Finding]:
