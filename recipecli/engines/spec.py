@@ -14,7 +14,8 @@ from :attr:`EngineSpec.model`.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any, Final, Literal
 
 from recipecli.findings import Severity
@@ -216,6 +217,46 @@ class EnvVars:
 
 
 @dataclass(frozen=True)
+class NodeLaunch:
+    """How an engine's serve command starts on several nodes: its multi-node flags, read from
+    its argument parser at the pin (``recipecli render --nodes N``, issue #26).
+
+    Attributes:
+        nnodes: the flag for the node count (``--nnodes``).
+        node_rank: the flag for this node's rank, 0 to nodes - 1.
+        addr: the flag for the head (rank 0) node's address.
+        port: the flag for the head's rendezvous port, or None when :attr:`addr` takes
+            ``HOST:PORT`` (SGLang, tokenspeed ``--dist-init-addr``).
+        default_port: the rendezvous port rendered unless ``--head-port`` gives one (the
+            engine's own default, or the port its help text and docs show).
+        worker_flags: switches only the non-zero ranks get (vLLM ``--headless``: no API server).
+        nprocs_per_node: the flag for the worker processes (GPUs) per node, or None.
+        world_size: the flag for the total worker processes of all nodes, or None.
+        timeout: the flag for torch.distributed's initialisation timeout in seconds, or None.
+        health: the HTTP route the rank-0 server answers when ready (readiness probes).
+        dp_attention_in_tp: with DP attention the DP ranks split the TP group (SGLang:
+            GPUs = TP x PP); otherwise each DP rank is a TP x PP group of its own.
+        ray_backend: ``(flag, value)`` that runs the workers on a Ray cluster (vLLM
+            ``--distributed-executor-backend ray``), or None.
+        source: the engine code the flags and the rules come from.
+    """
+
+    nnodes: str
+    node_rank: str
+    addr: str
+    port: str | None
+    default_port: int
+    worker_flags: tuple[str, ...]
+    nprocs_per_node: str | None
+    world_size: str | None
+    timeout: str | None
+    health: str
+    dp_attention_in_tp: bool
+    ray_backend: tuple[str, str] | None
+    source: str
+
+
+@dataclass(frozen=True)
 class EngineSpec:
     """Everything recipecli knows about one engine except its load-path model (a registry entry).
 
@@ -247,6 +288,10 @@ class EngineSpec:
         bench_command: the argv of its benchmark client (``("vllm", "bench", "serve")``) with
             the flags of its catalog's ``bench serve`` command, or None when it ships none
             (:data:`recipecli.engines.BENCH_CLIENT` names the one every bench command runs).
+        serve_field_reasons: serve field it has no flag for -> why, in the engine's terms (a
+            layout field is refused with it instead of being dropped); empty by default.
+        nodes: how its serve command starts on several nodes (:class:`NodeLaunch`), or None
+            when recipecli renders it for one node only.
     """
 
     name: str
@@ -267,6 +312,8 @@ class EngineSpec:
     serve_config_format: str | None
     lint: EngineLint | None
     bench_command: tuple[str, ...] | None
+    serve_field_reasons: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    nodes: NodeLaunch | None = None
 
     def __post_init__(self) -> None:
         if self.pin.engine != self.name:

@@ -34,7 +34,22 @@ SERVE_FIELD_TYPES: dict[str, str] = {
     "served_model_name": "string",
     "host": "string",
     "port": "integer",
+    # layouts beyond TP (issues #25, #26): each engine's flag, or a reason it has none
+    # (EngineSpec.serve_field_reasons: refused, not dropped)
+    "pipeline_parallel_size": "integer",
+    "data_parallel_size": "integer",
+    "enable_expert_parallel": "boolean",
+    "enable_dp_attention": "boolean",
 }
+
+#: serve fields that shape the deployment's layout: one an engine has no flag for is refused
+#: with the engine's reason (:func:`serve_field_reason`) instead of being left out.
+LAYOUT_FIELDS: tuple[str, ...] = (
+    "pipeline_parallel_size",
+    "data_parallel_size",
+    "enable_expert_parallel",
+    "enable_dp_attention",
+)
 
 # serve field -> extra JSON-schema keywords (ranges), checked by the schema (recipe files, lint)
 # and by `--set`. Sizes and counts are positive (a TP size, length or batch of 0 or less is
@@ -49,6 +64,8 @@ SERVE_LIMITS: dict[str, dict[str, Any]] = {
     "served_model_name": {"minLength": 1},
     "host": {"minLength": 1},
     "port": {"minimum": 1, "maximum": 65535},
+    "pipeline_parallel_size": {"minimum": 1},
+    "data_parallel_size": {"minimum": 1},
 }
 
 
@@ -60,6 +77,12 @@ def serve_field_schema(name: str) -> dict[str, Any]:
 def serve_flag(engine: str, field: str) -> str | None:
     """``engine``'s long flag for serve field ``field`` (None: the engine has none)."""
     return engine_spec(engine).serve_flags.get(field)
+
+
+def serve_field_reason(engine: str, field: str) -> str | None:
+    """Why ``engine`` has no flag for serve field ``field`` (``EngineSpec.serve_field_reasons``),
+    or None when it gives no reason (or has the flag)."""
+    return engine_spec(engine).serve_field_reasons.get(field)
 
 
 def serve_flag_fields(engine: str) -> dict[str, str]:

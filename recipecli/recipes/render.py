@@ -86,6 +86,7 @@ __all__ = [
     "flag_argv",
     "format_shell",
     "json_text",
+    "layout_field_gate",
     "lint_gate",
     "load_recipe",
     "normalise_json_value",
@@ -170,6 +171,32 @@ def lint_gate(
         )
 
 
+def layout_field_gate(recipe: Recipe, engine: str, *, force: bool = False) -> None:
+    """Refuse a recipe whose ``serve`` sets a layout field (:data:`~.engines.LAYOUT_FIELDS`:
+    pipeline, data or expert parallelism, DP attention) that ``engine`` has no flag for: left
+    out, the deployment would run another layout than the recipe says. With ``force`` the
+    field is left out with a warning (:func:`resolve`'s ``recipe.serve_field_unsupported``).
+
+    A field set to its no-op value (``false``, a size of 1) is not refused.
+
+    Raises:
+        RecipeError: one line: the field, the engine's reason (``EngineSpec.serve_field_reasons``)
+            and where the recipe sets it.
+    """
+    serve = recipe.get("serve") or {}
+    for key in E.LAYOUT_FIELDS:
+        value = serve.get(key)
+        no_op = value is None or value is False or (type(value) is int and value == 1)
+        if no_op or E.serve_flag(engine, key) is not None or force:
+            continue
+        reason = E.serve_field_reason(engine, key) or f"{engine} has no flag for it"
+        raise RecipeError(
+            f"serve.{key}: {reason}",
+            path=recipe.where("serve", key),
+            hint="remove it for this engine, or render anyway with --force (it is left out)",
+        )
+
+
 def render_command(
     recipe: Recipe | str,
     engine: str,
@@ -209,6 +236,7 @@ def render_command(
     if engine in E.ENGINES and lint:
         mine = own_draft(recipe, hardware, set_draft(sets))
         lint_gate(recipe, engine, force=force, recipe_draft=mine)
+        layout_field_gate(recipe, engine, force=force)
     res = resolve(
         recipe,
         engine,
@@ -250,6 +278,7 @@ def render_all(
     if engine in E.ENGINES:
         mine = own_draft(recipe, hardware, set_draft(sets))
         lint_gate(recipe, engine, force=force, recipe_draft=mine)
+        layout_field_gate(recipe, engine, force=force)
     whats = [w for w in E.WHATS if w == "serve" or recipe.get(w) is not None]
     if what != "all":
         whats = [what]

@@ -295,7 +295,11 @@ def _field_item(section: str, key: str, name: str, raw: str, engine: str, text: 
     removable = section == "serve" or key == "draft_tensor_parallel_size"
     vtype = schema.get("type", "string")
     if section == "serve" and flag is None:
-        raise UsageError(f"--set {name}: serve field {key} has no {engine} flag")
+        reason = E.serve_field_reason(engine, key)
+        raise UsageError(
+            f"--set {name}: serve field {key} has no {engine} flag"
+            + (f": {reason}" if reason else "")
+        )
     choices = [str(c) for c in schema["enum"]] if "enum" in schema else None
     if flag is not None and choices is None:
         # the engine's own choices for the field's flag (tokenspeed --kv-cache-dtype: auto, fp8, …)

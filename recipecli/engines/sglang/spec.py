@@ -14,7 +14,13 @@ from types import MappingProxyType
 from recipecli.engines.sglang.lint import lint_rules
 from recipecli.engines.sglang.pin import PIN
 from recipecli.engines.sglang.recipe import CITE, speculative_flags
-from recipecli.engines.spec import TEXT_KEYS_ONE_LEVEL, EngineLint, EngineSpec, OverridePlacement
+from recipecli.engines.spec import (
+    TEXT_KEYS_ONE_LEVEL,
+    EngineLint,
+    EngineSpec,
+    NodeLaunch,
+    OverridePlacement,
+)
 
 REPO = "sgl-project/sglang"
 
@@ -37,7 +43,43 @@ SERVE_FLAGS = MappingProxyType(
         "served_model_name": "--served-model-name",
         "host": "--host",
         "port": "--port",
+        # layouts beyond TP (issue #25/#26): fields/parallel.py pp_size, dp_size; the
+        # --enable-dp-attention switch (server_args.py add_cli_args, deprecated:
+        # parallel_hook.py _handle_deprecated_dp_attention resolves --dp-size N with it to
+        # attn_dp_size N, dp_size 1)
+        "pipeline_parallel_size": "--pp-size",
+        "data_parallel_size": "--dp-size",
+        "enable_dp_attention": "--enable-dp-attention",
     }
+)
+
+#: serve fields SGLang has no flag for, and why (``recipecli render`` refuses them with this)
+SERVE_FIELD_REASONS = MappingProxyType(
+    {
+        "enable_expert_parallel": "SGLang has no expert-parallel switch: its expert "
+        "parallelism is a size, --ep-size N (arg_groups/fields/parallel.py ep_size); set "
+        "engines.sglang.args.ep-size instead",
+    }
+)
+
+#: multi-node launch: fields/parallel.py nnodes, node_rank, dist_init_addr (``HOST:PORT``; its
+#: help shows port 25000), dist_timeout; the HTTP server's /health
+#: (entrypoints/http_server.py health_generate serves /health and /health_generate)
+NODES = NodeLaunch(
+    nnodes="--nnodes",
+    node_rank="--node-rank",
+    addr="--dist-init-addr",
+    port=None,
+    default_port=25000,
+    worker_flags=(),
+    nprocs_per_node=None,
+    world_size=None,
+    timeout="--dist-timeout",
+    health="/health",
+    dp_attention_in_tp=True,
+    ray_backend=None,
+    source=f"{CITE}arg_groups/fields/parallel.py nnodes, node_rank, dist_init_addr, "
+    "dist_timeout; entrypoints/http_server.py health_generate",
 )
 
 #: ``--kv-cache-dtype`` (``fields/model.py`` kv_cache_dtype choices: auto, fp8_e5m2, fp8_e4m3,
@@ -107,4 +149,6 @@ SPEC = EngineSpec(
         lint_rules, sees_speculative=True, skip_when_unsupported=True, strips_arg_dashes=True
     ),
     bench_command=None,
+    serve_field_reasons=SERVE_FIELD_REASONS,
+    nodes=NODES,
 )

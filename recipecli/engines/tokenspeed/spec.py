@@ -14,6 +14,7 @@ from recipecli.engines.spec import (
     TEXT_KEYS_ON_TEXT_CONFIG,
     EngineLint,
     EngineSpec,
+    NodeLaunch,
     OverridePlacement,
 )
 from recipecli.engines.tokenspeed.lint import lint_rules
@@ -36,7 +37,46 @@ SERVE_FLAGS = MappingProxyType(
         "enforce_eager": "--enforce-eager",
         "host": "--host",
         "port": "--port",
+        # layouts beyond TP (issue #25/#26): its DP is attention DP (resolve_parallelism:
+        # attn_dp_size = data_parallel_size); --enable-expert-parallel sets ep_size = world
+        "data_parallel_size": "--data-parallel-size",
+        "enable_expert_parallel": "--enable-expert-parallel",
     }
+)
+
+#: serve fields tokenspeed has no flag for, and why (``recipecli render`` refuses them)
+SERVE_FIELD_REASONS = MappingProxyType(
+    {
+        "pipeline_parallel_size": "tokenspeed has no pipeline parallelism (no pipeline field "
+        "in ServerArgs, no --pp flag in ServerArgs.add_cli_args); use tensor parallelism "
+        "across the nodes",
+        "enable_dp_attention": "tokenspeed's --data-parallel-size is attention DP already "
+        "(server_args.py ServerArgs.resolve_parallelism: attn_dp_size = data_parallel_size); "
+        "set data_parallel_size only",
+    }
+)
+
+#: multi-node launch: server_args.py ServerArgs.add_cli_args ``--nnodes/--node-rank/
+#: --dist-init-addr`` (``HOST:PORT``; docs/serving/parallelism.md shows port 25000),
+#: ``--nprocs-per-node/--world-size`` (resolve_parallelism: world = attn TP x attn DP),
+#: --distributed-timeout-seconds; rank 0 serves HTTP (entrypoints/control_server.py health,
+#: started by cli/serve_smg.py _start_control_server)
+NODES = NodeLaunch(
+    nnodes="--nnodes",
+    node_rank="--node-rank",
+    addr="--dist-init-addr",
+    port=None,
+    default_port=25000,
+    worker_flags=(),
+    nprocs_per_node="--nprocs-per-node",
+    world_size="--world-size",
+    timeout="--distributed-timeout-seconds",
+    health="/health",
+    dp_attention_in_tp=False,
+    ray_backend=None,
+    source=f"{REPO} {PIN.short} python/tokenspeed/runtime/utils/server_args.py "
+    "ServerArgs.add_cli_args, ServerArgs.resolve_parallelism; "
+    "runtime/entrypoints/control_server.py health (cli/serve_smg.py _start_control_server)",
 )
 
 #: --hf-overrides also reaches the draft config (``runtime/engine/event_loop.py``
@@ -81,4 +121,6 @@ SPEC = EngineSpec(
         lint_rules, sees_speculative=False, skip_when_unsupported=False, strips_arg_dashes=False
     ),
     bench_command=None,
+    serve_field_reasons=SERVE_FIELD_REASONS,
+    nodes=NODES,
 )

@@ -14,6 +14,7 @@ from recipecli.engines.spec import (
     TEXT_KEYS_NESTED,
     EngineSpec,
     EnvVars,
+    NodeLaunch,
     OverridePlacement,
     SpeculativeConfigRules,
 )
@@ -37,7 +38,45 @@ SERVE_FLAGS = MappingProxyType(
         "served_model_name": "--served-model-name",
         "host": "--host",
         "port": "--port",
+        # layouts beyond TP (issue #25/#26): EngineArgs.add_cli_args parallel group
+        "pipeline_parallel_size": "--pipeline-parallel-size",
+        "data_parallel_size": "--data-parallel-size",
+        "enable_expert_parallel": "--enable-expert-parallel",
     }
+)
+
+#: serve fields vLLM has no flag for, and why (``recipecli render`` refuses them with this)
+SERVE_FIELD_REASONS = MappingProxyType(
+    {
+        "enable_dp_attention": "vLLM has no DP-attention switch: with --data-parallel-size N "
+        "each DP rank runs attention on its own TP group and an MoE target's experts are "
+        "sharded across the ranks with --enable-expert-parallel (vllm/config/parallel.py "
+        "ParallelConfig); set data_parallel_size (and enable_expert_parallel) instead",
+    }
+)
+
+#: multi-node launch (multiprocessing): EngineArgs.add_cli_args ``--nnodes/--node-rank/
+#: --master-addr/--master-port`` (ParallelConfig defaults master_port 29501), ``--headless`` on
+#: the other nodes (vllm/entrypoints/cli/serve.py run_headless: no API server); DP ranks and
+#: their local count are inferred from --nnodes/--node-rank and the DP address is the master
+#: address (EngineArgs.create_engine_config); Ray: --distributed-executor-backend ray
+#: (ParallelConfig.__post_init__: nnodes > 1 needs mp, uni or external_launcher)
+NODES = NodeLaunch(
+    nnodes="--nnodes",
+    node_rank="--node-rank",
+    addr="--master-addr",
+    port="--master-port",
+    default_port=29501,
+    worker_flags=("--headless",),
+    nprocs_per_node=None,
+    world_size=None,
+    timeout="--distributed-timeout-seconds",
+    health="/health",
+    dp_attention_in_tp=False,
+    ray_backend=("--distributed-executor-backend", "ray"),
+    source=f"{CITE} vllm/engine/arg_utils.py EngineArgs.add_cli_args, "
+    "EngineArgs.create_engine_config; vllm/entrypoints/cli/serve.py run_headless; "
+    "vllm/entrypoints/serve/instrumentator/health.py health",
 )
 
 #: ``vllm/config/model.py`` ``ModelConfig.__post_init__``: flat keys go to
@@ -87,4 +126,6 @@ SPEC = EngineSpec(
     lint=None,
     # vllm/benchmarks/serve.py: `vllm bench serve` (its flags are the catalog's "bench serve")
     bench_command=("vllm", "bench", "serve"),
+    serve_field_reasons=SERVE_FIELD_REASONS,
+    nodes=NODES,
 )
