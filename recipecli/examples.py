@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -50,17 +49,14 @@ def example_pair(name: str) -> tuple[str, str]:
 
 
 def bundled_snapshots() -> dict[str, str]:
-    """Bundled metadata snapshots (``recipecli/data/examples/*.json``) by the model id they
-    record in ``source``: ``{"meta-llama/Llama-3.1-8B-Instruct": path, …}``."""
-    out: dict[str, str] = {}
-    for path in sorted(examples_dir().glob("*.json")):
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):  # pragma: no cover - shipped files are valid
-            continue
-        if isinstance(data, dict) and isinstance(data.get("source"), str):
-            out.setdefault(data["source"], str(path))
-    return out
+    """Bundled metadata snapshots by the model id they describe: the example pair
+    (``recipecli/data/examples/*.json``) and the bundled recipes' targets and drafts
+    (``recipecli/data/{targets,drafts}/*.snapshot.json.gz``; see
+    :func:`recipecli.checkpoint.snapshot.bundled_snapshot_paths`):
+    ``{"meta-llama/Llama-3.1-8B-Instruct": path, …}``."""
+    from recipecli.checkpoint.snapshot import bundled_snapshot_paths
+
+    return {repo: str(path) for repo, path in bundled_snapshot_paths().items()}
 
 
 def open_source(
@@ -79,5 +75,5 @@ def open_source(
     """
     from recipecli.checkpoint.resolve import open_checkpoint
 
-    snap = bundled_snapshots().get(source) if revision is None else None
-    return open_checkpoint(snap if snap is not None else source, revision, timeout=timeout)
+    # open_checkpoint resolves a repo id to its bundled snapshot first (no revision asked)
+    return open_checkpoint(source, revision, timeout=timeout)

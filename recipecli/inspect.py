@@ -7,6 +7,7 @@ and :func:`tensor_table_json` the ``tensors`` table."""
 from __future__ import annotations
 
 import json
+import textwrap
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -284,3 +285,82 @@ def tensor_table(ck: Checkpoint) -> dict[str, Any]:
         name: {"dtype": t.dtype, "shape": list(t.shape), "bytes": t.nbytes, "shard": t.shard}
         for name, t in ck.tensors.items()
     }
+
+
+# --------------------------------------------------------------------------- inspect --bundled
+
+
+@dataclass(frozen=True)
+class BundledSnapshot:
+    """One snapshot shipped with recipecli (a row of ``inspect --bundled``; its ``--json``
+    objects).
+
+    Attributes:
+        repo_id: the Hugging Face repo id it stands for (SOURCE arguments resolve it offline).
+        kind: ``target`` or ``draft``.
+        file: the file inside the package (``recipecli/data/<folder>/<name>``).
+        config_from: where its config.json text comes from (the snapshot's note).
+        tensors_from: ``header`` (a real safetensors header) or ``config-derived`` (shapes
+            built from the config by a build script).
+        num_tensors: rows of its tensor table.
+    """
+
+    repo_id: str
+    kind: str
+    file: str
+    config_from: str
+    tensors_from: str
+    num_tensors: int
+
+
+def _bundled_kind(data: Mapping[str, Any], name: str) -> str:
+    kind = data.get("bundled_kind")
+    if isinstance(kind, str):
+        return kind
+    return "draft" if ".draft." in name else "target"
+
+
+def bundled_catalog() -> list[BundledSnapshot]:
+    """Every bundled snapshot, sorted by kind then repo id (reads each file once).
+
+    Raises:
+        CheckpointFormatError: a shipped file is unreadable (a broken install).
+    """
+    from recipecli.checkpoint.snapshot import (
+        bundled_label,
+        bundled_snapshot_paths,
+        read_snapshot_file,
+    )
+
+    rows = []
+    for repo, path in bundled_snapshot_paths().items():
+        data = read_snapshot_file(path)
+        rows.append(
+            BundledSnapshot(
+                repo_id=repo,
+                kind=_bundled_kind(data, path.name),
+                file=bundled_label(path),
+                config_from=str(data.get("config_from") or data.get("note") or ""),
+                tensors_from=str(data.get("tensors_from") or "config-derived"),
+                num_tensors=len(data.get("tensors") or {}),
+            )
+        )
+    return sorted(rows, key=lambda r: (r.kind != "target", r.repo_id.lower()))
+
+
+def format_bundled(rows: list[BundledSnapshot], width: int = 100) -> str:
+    """The text of ``inspect --bundled``: one line per snapshot (repo id, kind, tensors from,
+    file), then where each config came from."""
+    w = max((len(r.repo_id) for r in rows), default=7)
+    lines = [f"{'repo id':<{w}}  kind    tensors         file"]
+    lines += [f"{r.repo_id:<{w}}  {r.kind:<6}  {r.tensors_from:<14}  {r.file}" for r in rows]
+    lines += ["", "config sources:"]
+    for r in rows:
+        text = f"{r.repo_id}: {r.config_from.removeprefix('config: ')}"
+        lines += textwrap.wrap(text, width, initial_indent="  ", subsequent_indent="      ")
+    lines += [
+        "",
+        "A SOURCE naming one of these repo ids (no --revision) opens the bundled snapshot, "
+        "without the network; pass --revision to read the Hub.",
+    ]
+    return "\n".join(lines)

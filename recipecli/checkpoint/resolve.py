@@ -9,7 +9,12 @@ from pathlib import Path
 from recipecli.checkpoint.hub import load_repo, looks_like_repo_id
 from recipecli.checkpoint.local import config_only, load_local_dir, read_json_file
 from recipecli.checkpoint.model import Checkpoint
-from recipecli.checkpoint.snapshot import is_snapshot, load_snapshot
+from recipecli.checkpoint.snapshot import (
+    is_snapshot,
+    load_snapshot,
+    open_bundled,
+    read_snapshot_file,
+)
 from recipecli.errors import CheckpointFormatError, SourceError
 
 
@@ -36,6 +41,11 @@ def _open_file(path: Path, source: str) -> Checkpoint:
         SourceError: not a ``.json`` file.
         CheckpointFormatError: malformed, or JSON that is neither.
     """
+    if path.name.endswith(".json.gz") and stat.S_ISREG(_mode(path) or 0):
+        data = read_snapshot_file(path)
+        if is_snapshot(data):
+            return load_snapshot(data, path=path, source=source)
+        raise CheckpointFormatError("gzip JSON file is not a recipecli snapshot", path=source)
     # read_json_file refuses FIFOs, devices and sockets without blocking
     data = read_json_file(path, what="JSON file") if path.suffix == ".json" else None
     if data is None:
@@ -76,6 +86,9 @@ def _open_missing(
             hint="check the path; for a Hub repo with the same first part, cd elsewhere",
         )
     if looks_like_repo_id(source) and not source.startswith((".", "/", "~")):
+        bundled = open_bundled(source) if revision is None else None
+        if bundled is not None:
+            return bundled
         return load_repo(
             source, revision, need_tensors=need_tensors, offline=offline, timeout=timeout
         )
@@ -100,8 +113,11 @@ def open_checkpoint(
       1. a local directory with ``config.json`` (+ safetensors, sharded safetensors with index,
          or ``pytorch_model.bin`` / sharded ``.bin`` with index);
       2. a ``.json`` file: a recipecli metadata snapshot, or a bare HF ``config.json`` (no tensors);
-      3. a Hugging Face repo id ``org/name`` (``revision`` optional): complete HF-cache copy first,
-         then the Hub (config.json + safetensors headers, never weights).
+         a ``.json.gz`` file: a gzip-compressed snapshot;
+      3. a Hugging Face repo id ``org/name``: with no ``revision``, recipecli's bundled snapshot
+         of that id when one ships (:func:`recipecli.checkpoint.snapshot.open_bundled`: the
+         bundled recipes' targets and drafts, no network); else a complete HF-cache copy, then
+         the Hub (config.json + safetensors headers, never weights).
 
     Args:
         source: directory, snapshot/config file, or repo id.

@@ -17,7 +17,11 @@ Format (version 1)::
 from __future__ import annotations
 
 import base64
+import gzip
 import json
+from dataclasses import replace
+from functools import lru_cache
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -193,3 +197,94 @@ def load_snapshot(data: dict[str, Any], *, path: Path, source: str) -> Checkpoin
 def dumps_snapshot(snap: dict[str, Any]) -> str:
     """Serialise a snapshot deterministically (sorted tensor order kept, compact values)."""
     return json.dumps(snap, indent=1, ensure_ascii=False) + "\n"
+
+
+# --------------------------------------------------------------------------- bundled snapshots
+
+#: folders of ``recipecli/data`` holding bundled snapshots: the example pair (``*.json``), and
+#: the recipes' targets and drafts (``*.snapshot.json.gz``, scripts/build_bundled.py)
+BUNDLED_DIRS: tuple[str, ...] = ("examples", "targets", "drafts")
+BUNDLED_SUFFIX = ".snapshot.json.gz"
+
+
+def read_snapshot_file(path: Path) -> Any:
+    """The parsed JSON of a snapshot file, gzip-decompressed when its name ends in ``.gz``.
+
+    Raises:
+        CheckpointFormatError: unreadable, not gzip, or not JSON.
+    """
+    try:
+        raw = path.read_bytes()
+        if path.name.endswith(".gz"):
+            raw = gzip.decompress(raw)
+        return json.loads(raw)
+    except (OSError, EOFError, gzip.BadGzipFile, ValueError) as exc:
+        raise CheckpointFormatError(
+            f"cannot read the snapshot ({type(exc).__name__})", path=str(path)
+        ) from None
+
+
+def _data_dir() -> Path:
+    return Path(str(resources.files("recipecli.data")))
+
+
+def _repo_of_file(name: str) -> str | None:
+    stem = name[: -len(BUNDLED_SUFFIX)]
+    org, sep, model = stem.partition("__")
+    return f"{org}/{model}" if sep and org and model else None
+
+
+@lru_cache(maxsize=1)
+def bundled_snapshot_paths() -> dict[str, Path]:
+    """The snapshots shipped in ``recipecli/data`` by the repo id they describe.
+
+    ``examples/*.json`` are read for their ``source``; ``targets/`` and ``drafts/`` files are
+    named ``<org>__<name>.snapshot.json.gz``. The first file found for an id wins (examples
+    first).
+
+    Returns:
+        ``{"meta-llama/Llama-3.1-8B-Instruct": Path(...), ...}``.
+    """
+    out: dict[str, Path] = {}
+    root = _data_dir()
+    for path in sorted((root / "examples").glob("*.json")):
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):  # pragma: no cover - shipped files are valid
+            continue
+        if isinstance(data, dict) and isinstance(data.get("source"), str):
+            out.setdefault(data["source"], path)
+    for folder in BUNDLED_DIRS[1:]:
+        for path in sorted((root / folder).glob("*" + BUNDLED_SUFFIX)):
+            repo = _repo_of_file(path.name)
+            if repo is not None:
+                out.setdefault(repo, path)
+    return out
+
+
+def bundled_label(path: Path) -> str:
+    """``recipecli/data/<folder>/<file>``: a bundled file named inside the package, never by
+    its install path."""
+    return f"recipecli/data/{path.parent.name}/{path.name}"
+
+
+def open_bundled(repo_id: str) -> Checkpoint | None:
+    """The bundled snapshot of ``repo_id`` as a :class:`Checkpoint` (kind ``snapshot``,
+    ``origin`` the repo id, ``source`` its ``recipecli/data/...`` label, a note saying it is
+    the bundled snapshot and where its tensor table came from), or None when none ships.
+
+    Raises:
+        CheckpointFormatError: the shipped file is unreadable (a broken install).
+    """
+    path = bundled_snapshot_paths().get(repo_id)
+    if path is None:
+        return None
+    data = read_snapshot_file(path)
+    if not is_snapshot(data):  # pragma: no cover - shipped files are snapshots
+        raise _fail("bundled file is not a recipecli snapshot", bundled_label(path))
+    ck = load_snapshot(data, path=path, source=bundled_label(path))
+    used = (
+        f"bundled snapshot of {repo_id} used ({bundled_label(path)}; no weights, tensor table "
+        f"{data.get('tensors_from', 'config-derived')}); pass --revision to read the Hub"
+    )
+    return replace(ck, notes=(used, *ck.notes))

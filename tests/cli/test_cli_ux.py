@@ -471,13 +471,22 @@ def test_check_recipe_user_file_local_checkpoints(tmp_path):
     assert "tokenspeed" not in human.stdout
 
 
-def test_check_recipe_hardware_profile_and_missing_checkpoints():
-    # minimax-m3-eagle3 on mi355x serves amd/MiniMax-M3-MXFP4; no snapshot ships and the Hub is
-    # off (HF_HUB_OFFLINE=1): one line naming that repo, exit 2.
-    proc = run("check", "--recipe", "minimax-m3-eagle3", "--hardware", "mi355x")
+def test_check_recipe_hardware_profile_and_missing_checkpoints(tmp_path):
+    # minimax-m3-eagle3 on mi355x serves amd/MiniMax-M3-MXFP4, bundled since issue #28 item 2:
+    # it runs offline. A user recipe naming an unbundled repo, Hub off: one line naming it, exit 2.
+    proc = run("check", "--recipe", "minimax-m3-eagle3", "--hardware", "mi355x", "--kernel", "skip")
+    assert proc.returncode in (0, 1), proc.stderr
+    assert "amd/MiniMax-M3-MXFP4 (snapshot " in proc.stdout
+    recipe = tmp_path / "r.yaml"
+    recipe.write_text(
+        "name: r\ntarget: someone/unbundled-target\ndraft: someone/unbundled-draft\n"
+        "speculative: {method: eagle3, num_speculative_tokens: 3}\n"
+        "serve: {tensor_parallel_size: 1}\n"
+    )
+    proc = run("check", "--recipe", str(recipe), "--kernel", "skip", HF_HUB_OFFLINE="1")
     assert proc.returncode == 2
     assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
-    assert "amd/MiniMax-M3-MXFP4" in proc.stderr
+    assert "someone/unbundled-target" in proc.stderr
 
 
 @pytest.mark.parametrize(

@@ -13,11 +13,17 @@ COMPACT_JSON_TENSORS = 5000
 
 
 @click.command("inspect")
-@click.argument("source")
+@click.argument("source", required=False)
 @click.option("--revision", default=None, help="Hub revision (branch, tag or commit) for repo ids.")
 @timeout_option
 @click.option(
     "--json", "as_json", is_flag=True, help="Print one JSON document (summary + tensor table)."
+)
+@click.option(
+    "--bundled",
+    is_flag=True,
+    help="List the snapshots shipped with recipecli (repo id, kind, where its config and "
+    "tensor table came from); SOURCE is not given.",
 )
 @click.option(
     "--save-metadata",
@@ -28,23 +34,36 @@ COMPACT_JSON_TENSORS = 5000
     "(its directory must exist; never SOURCE or a file in it; replaces only a previous snapshot).",
 )
 def command(
-    source: str,
+    source: str | None,
     revision: str | None,
     as_json: bool,
+    bundled: bool,
     save_metadata: str | None,
     timeout: float | None,
 ) -> int:
     """Summarise a checkpoint from config.json and safetensors headers, never the weights.
 
-    SOURCE is a local directory, a snapshot .json, or a Hugging Face repo id (HF cache first,
-    then the Hub, headers only).
+    SOURCE is a local directory, a snapshot .json, or a Hugging Face repo id: the snapshot
+    bundled with recipecli when one ships (offline; --bundled lists them), else the HF cache,
+    then the Hub (headers only).
 
     \b
     Examples:
-      recipecli inspect ./Llama-3.1-8B-Instruct
+      recipecli inspect --bundled
+      recipecli inspect meta-llama/Llama-3.1-8B-Instruct
       recipecli inspect yuhuili/EAGLE3-LLaMA3.1-Instruct-8B --json
       recipecli inspect ./draft --save-metadata draft.snapshot.json
     """
+    from recipecli.errors import UsageError
+
+    if bundled:
+        return _bundled(source, bool(save_metadata or revision), as_json)
+    if source is None:
+        raise UsageError(
+            "missing SOURCE",
+            hint="give a directory, a snapshot .json or an org/name repo id "
+            "(`recipecli inspect --bundled` lists the repo ids that ship with recipecli)",
+        )
     from recipecli.checkpoint import open_checkpoint
     from recipecli.checkpoint.snapshot import dumps_snapshot, snapshot_dict
     from recipecli.inspect import format_summary, summarize, tensor_table, tensor_table_json
@@ -62,6 +81,8 @@ def command(
             existing=False,
         )
     ck = open_checkpoint(source, revision, timeout=timeout)
+    if ck.notes and ck.notes[0].startswith("bundled snapshot of "):
+        click.echo(ck.notes[0], err=True)
     summary = summarize(ck)
     if save_metadata:
         inputs = checkpoint_inputs(ck, label)
@@ -78,4 +99,26 @@ def command(
             print_json({**to_jsonable(summary), "tensors": tensor_table(ck)}, plain=True)
     else:
         click.echo(format_summary(summary))
+    return 0
+
+
+def _bundled(source: str | None, other: bool, as_json: bool) -> int:
+    """``inspect --bundled``: the bundled snapshots, as text or a JSON list.
+
+    Raises:
+        UsageError: SOURCE, --revision or --save-metadata (``other``) given with --bundled.
+    """
+    from recipecli.errors import UsageError
+    from recipecli.inspect import bundled_catalog, format_bundled
+
+    if source is not None or other:
+        raise UsageError(
+            "--bundled takes no SOURCE, --revision or --save-metadata",
+            hint="run `recipecli inspect --bundled`, then `recipecli inspect REPO_ID`",
+        )
+    rows = bundled_catalog()
+    if as_json:
+        print_json({"bundled": to_jsonable(rows)}, plain=True)
+    else:
+        click.echo(format_bundled(rows))
     return 0
