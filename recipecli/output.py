@@ -46,6 +46,34 @@ def to_jsonable(obj: Any) -> Any:
     return obj
 
 
+#: ``schema_version`` of every ``--json`` document (docs/json.md, docs/json.schema.json): raised
+#: only when a key is removed or changes meaning; new keys keep it.
+JSON_SCHEMA_VERSION = 1
+
+
+def envelope(doc: Any, ok: bool) -> Any:
+    """``doc`` (plain JSON values) in the ``--json`` envelope: ``schema_version``
+    (:data:`JSON_SCHEMA_VERSION`) and ``ok`` (the command's verdict: true iff it exits 0) first,
+    then the payload's own keys where they were (docs/json.md).
+
+    A payload's own ``ok`` is replaced by the verdict (the key keeps its place); ``passed``
+    (``verify-kernel``) stays, an alias that always equals ``ok``. A list (``render --format
+    argv-json`` with several commands) stays a list, each of its objects an envelope.
+
+    Raises:
+        TypeError: ``doc`` is neither an object nor a list of objects.
+    """
+    if isinstance(doc, list):
+        return [envelope(item, ok) for item in doc]
+    if not isinstance(doc, Mapping):
+        raise TypeError(f"a --json document is an object, not {type(doc).__name__}")
+    out: dict[str, Any] = {"schema_version": JSON_SCHEMA_VERSION, "ok": bool(ok)}
+    out.update((k, v) for k, v in doc.items() if k not in out)
+    if "passed" in out:
+        out["passed"] = out["ok"]
+    return out
+
+
 def json_text(obj: Any, *, plain: bool = False, compact: bool = False) -> str:
     """``obj`` as one strict JSON document (key order kept), without a trailing newline.
 

@@ -11,13 +11,29 @@ from typing import IO, Any
 
 import click
 
-from recipecli.output import color_enabled, json_text, terminal_width
+from recipecli.output import color_enabled, envelope, json_text, terminal_width, to_jsonable
 
 
-def print_json(obj: Any, *, plain: bool = False, compact: bool = False) -> None:
+def print_json(
+    obj: Any, *, ok: bool | None = None, plain: bool = False, compact: bool = False
+) -> None:
     """Print ``obj`` as one strict JSON document on stdout (:func:`recipecli.output.json_text`:
     dataclasses converted unless ``plain``, non-finite floats ``null``, indent 2 unless
-    ``compact``)."""
+    ``compact``).
+
+    Args:
+        obj: the command's payload (an object, or ``render``'s list of objects).
+        ok: the command's verdict, true iff it exits 0: the document gets the ``--json``
+            envelope (``schema_version``, ``ok``; :func:`recipecli.output.envelope`,
+            docs/json.md). Every command passes it; None prints ``obj`` as it is.
+        plain: ``obj`` holds only JSON values already.
+        compact: no indentation.
+
+    Raises:
+        TypeError: ``ok`` given and ``obj`` is not an object or a list of objects.
+    """
+    if ok is not None:
+        obj, plain = envelope(obj if plain else to_jsonable(obj), ok), True
     click.echo(json_text(obj, plain=plain, compact=compact))
 
 
