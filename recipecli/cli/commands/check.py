@@ -14,6 +14,10 @@ from recipecli.engines import ENGINES
 from recipecli.engines.layout import ROLES, LayoutRequest, Role
 from recipecli.errors import EXIT_FINDINGS, EXIT_OK, UsageError
 
+#: ``--method``'s choices: ``auto`` and recipecli.engines.methods.METHODS (written here so that
+#: ``--help`` imports no checkpoint code; tests/methods asserts they agree)
+METHOD_CHOICES: tuple[str, ...] = ("auto", "eagle", "eagle3", "mtp", "dflash", "dspark")
+
 #: Options ``--recipe`` takes from the recipe's serve command instead.
 RECIPE_SETTINGS: tuple[tuple[str, str], ...] = (
     ("tp", "--tp"),
@@ -112,6 +116,20 @@ class _CheckCommand(click.Command):
     help="Serving length (default: target max_position_embeddings).",
 )
 @click.option(
+    "--method",
+    type=click.Choice(METHOD_CHOICES),
+    default="auto",
+    show_default=True,
+    help="Speculative method to check (issue #27): auto = detect from the draft's config "
+    "(EAGLE3 drafts are checked as before); mtp needs no DRAFT (the target's own MTP layers).",
+)
+@click.option(
+    "--num-speculative-tokens",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Tokens per step, for the method rules (vLLM's MTP n_predict multiple).",
+)
+@click.option(
     "--kernel",
     type=KERNEL_MODE,
     default="auto",
@@ -130,6 +148,13 @@ class _CheckCommand(click.Command):
     help="Print one JSON document: target, draft, findings, embed_sharing, ok.",
 )
 @click.option("--strict", is_flag=True, help="Warnings also fail (exit 1).")
+@click.option(
+    "--explain",
+    is_flag=True,
+    help="Also show each engine's accounting: every config key read, defaulted or ignored, "
+    "every tensor loaded (into which parameter), skipped or dropped, every parameter filled "
+    "or left at init (--json: engines.<engine>.accounting).",
+)
 @click.pass_context
 def command(
     ctx: click.Context,
@@ -150,11 +175,14 @@ def command(
     role: Role,
     nodes: int | None,
     gpus_per_node: int,
+    method: str,
+    num_speculative_tokens: int | None,
     kernel: str,
     revision: str | None,
     draft_revision: str | None,
     as_json: bool,
     strict: bool,
+    explain: bool,
     timeout: float | None,
 ) -> int:
     """Will DRAFT (an EAGLE3 draft) serve with TARGET on vLLM, tokenspeed and SGLang, at each TP size?
@@ -191,21 +219,12 @@ def command(
         )
     if hardware is not None:
         raise UsageError("--hardware needs --recipe NAME_OR_FILE")
-    target, draft = _pair(target, draft, example)
+    target, draft = _pair(target, draft, example, method)
+    settings: _RunSettings = {"tps": tp, "draft_tp": draft_tp, "max_model_len": max_model_len,
+        "kernel": kernel, "layouts": layouts, "method": method,
+        "num_speculative_tokens": num_speculative_tokens, "explain": explain}  # fmt: skip
     return _check_pair(
-        (target, revision),
-        (draft, draft_revision),
-        engine,
-        {
-            "tps": tp,
-            "draft_tp": draft_tp,
-            "max_model_len": max_model_len,
-            "kernel": kernel,
-            "layouts": layouts,
-        },
-        as_json,
-        strict,
-        timeout,
+        (target, revision), (draft, draft_revision), engine, settings, as_json, strict, timeout
     )
 
 
@@ -260,18 +279,28 @@ def _refuse_beside_recipe(
             )
 
 
-def _pair(target: str | None, draft: str | None, example: str | None) -> tuple[str, str]:
-    """The (target, draft) SOURCEs: the bundled example's, or TARGET DRAFT.
+def _pair(
+    target: str | None, draft: str | None, example: str | None, method: str = "auto"
+) -> tuple[str, str]:
+    """The (target, draft) SOURCEs: the bundled example's, or TARGET DRAFT (TARGET TARGET for
+    ``--method mtp`` without DRAFT: the engines load the MTP draft from the target's checkpoint).
 
     Raises:
         UsageError: both or neither given, or an unknown example name.
     """
     from recipecli.examples import example_pair
 
+    if draft is None and method == "mtp" and target and not example:
+        return target, target
     if example:
         if target or draft:
             raise UsageError("give either --example NAME or TARGET DRAFT, not both")
         return example_pair(example)
+    if target and not draft:
+        raise UsageError(
+            f"missing DRAFT (TARGET is {target}); give TARGET DRAFT, --example NAME or "
+            "--recipe NAME_OR_FILE; see recipecli check --help"
+        )
     if not (target and draft):
         raise UsageError(
             "missing TARGET and DRAFT (or --example NAME, or --recipe NAME_OR_FILE); "
@@ -288,6 +317,9 @@ class _RunSettings(TypedDict):
     max_model_len: int | None
     kernel: str
     layouts: LayoutRequest | None
+    method: str
+    num_speculative_tokens: int | None
+    explain: bool
 
 
 def _check_pair(
@@ -306,10 +338,11 @@ def _check_pair(
 
     engines = ENGINES if engine == "all" else (engine,)
     target_ck = open_checkpoint(target[0], target[1], timeout=timeout)
-    draft_ck = open_checkpoint(draft[0], draft[1], timeout=timeout)
+    same = draft == target and settings["method"] == "mtp"
+    draft_ck = target_ck if same else open_checkpoint(draft[0], draft[1], timeout=timeout)
     res = run_check(target_ck, draft_ck, engines=engines, **settings)
     if as_json:
-        print_json(res.to_dict(strict))
+        print_json(res.to_dict(strict), ok=res.ok(strict))
     else:
         look = style()
         click.echo(format_result(res, strict=strict, **look), color=look["color"])
@@ -341,7 +374,7 @@ def _check_recipe(
         timeout=timeout,
     )
     if as_json:
-        print_json(result.to_dict(strict))
+        print_json(result.to_dict(strict), ok=result.ok(strict))
     else:
         look = style()
         click.echo(result.format_text(strict=strict, **look), color=look["color"])
