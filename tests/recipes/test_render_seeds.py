@@ -72,7 +72,10 @@ PR47391_EVAL = r"""uvx --from 'lm-eval[api]' lm_eval \
   --limit 200 \
   --batch_size 1 \
   --gen_kwargs max_tokens=4096,temperature=0 \
-  --output_path /tmp/feature18_candidate_lm_eval_gsm8k_25shot_c200_n200_chattemplate"""
+  --output_path lm_eval-minimax-m3-eagle3-gsm8k"""
+# The one difference from the PR's command: its --output_path was a scratch name of the PR's
+# run (/tmp/feature18_candidate_lm_eval_gsm8k_25shot_c200_n200_chattemplate); the recipe names
+# the folder after itself, relative to where lm_eval runs (issue #28).
 # lightseekorg/tokenspeed PR #837: its docs/recipes/models.md command, --disable-prefill-graph
 # removed by the PR.
 PR837_SERVE = r"""tokenspeed serve nvidia/MiniMax-M3-NVFP4 \

@@ -17,7 +17,15 @@ if TYPE_CHECKING:
     from recipecli.safe_write import Input
 
 
-@click.command("docs")
+class _DocsCommand(click.Command):
+    """``docs``' usage line names its three inputs: recipes (files, names, directories),
+    ``--bundled`` or ``--engines`` (RECIPE_OR_DIR is optional with the other two)."""
+
+    def collect_usage_pieces(self, ctx: click.Context) -> list[str]:
+        return ["[OPTIONS]", "(RECIPE_OR_DIR... | --bundled | --engines) -o DIR"]
+
+
+@click.command("docs", cls=_DocsCommand)
 @click.argument("recipes", nargs=-1, metavar="RECIPE_OR_DIR...", shell_complete=complete_recipe)
 @click.option("--bundled", is_flag=True, help="Document every bundled recipe (as well).")
 @click.option(
@@ -86,7 +94,7 @@ def command(
     \b
     Examples:
       recipecli docs --bundled -o docs/recipes
-      recipecli docs recipes/ -o site/recipes --engine tokenspeed
+      recipecli docs my-recipe.yaml -o site/recipes --engine tokenspeed
       recipecli docs --bundled -o docs/recipes --checkpoints bundled --check
       recipecli docs --engines -o docs/engines --check
     """

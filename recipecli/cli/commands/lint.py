@@ -18,7 +18,7 @@ def command(recipes: tuple[str, ...], as_json: bool, strict: bool) -> int:
     """Lint recipe files, bundled recipe names, or directories (every *.yaml/*.yml in them,
     not recursive).
 
-    Example: recipecli lint my-recipe.yaml minimax-m3-eagle3 recipes/
+    Example: recipecli lint my-recipe.yaml minimax-m3-eagle3 my-recipes/
     """
     from recipecli.findings import has_errors
     from recipecli.recipes.lint import expand_refs, lint_recipe

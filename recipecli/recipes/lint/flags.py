@@ -45,7 +45,7 @@ def check_flag(
                     "recipe.flag_removed",
                     "error",
                     engine,
-                    f"{flag} was removed from {label} (last seen in "
+                    f"{flag} is not a {label} flag at {catalog.version} (last seen in "
                     f"{removed['last_seen_in']}): {removed['hint']}",
                     where,
                     rule,
