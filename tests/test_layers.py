@@ -34,6 +34,7 @@ LAYERS: dict[str, int] = {
     "testing": 1,
     "draft": 2,
     "target": 2,
+    "target_mtp": 2,
     "engines": 3,
     "check": 4,
     "kernelcheck": 4,

@@ -1,0 +1,93 @@
+"""SGLang's speculative methods at the pin (issue #27): which it serves and the NextN draft per
+target.
+
+Data: ``sglang-<pin>-methods.json`` (``scripts/engine_methods.py``): ``SpeculativeAlgorithm``'s
+members and the NEXTN alias (``srt/speculative/spec_info.py``, ``spec_registry.py``),
+``ModelConfig._config_draft_model``'s target -> NextN class map.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from recipecli.engines.base import engine_data
+from recipecli.engines.methods import (
+    EngineMethods,
+    MethodInput,
+    MtpPath,
+    engine_rules,
+    methods_data,
+)
+from recipecli.engines.sglang.sources import src
+from recipecli.engines.sglang.spec import SPEC
+from recipecli.findings import Finding
+from recipecli.target_mtp import LAYER_KEYS
+
+CITE = {
+    "method": src("speculative/spec_info.py", "SpeculativeAlgorithm.from_string (NEXTN -> EAGLE)"),
+    "mtp": src(
+        "configs/model_config.py",
+        "ModelConfig._config_draft_model (target -> NextN draft class)",
+    ),
+    "eagle1": src(
+        "models/llama_eagle3.py",
+        "LlamaModel.__init__ (fc over the aux hidden states)",
+        "sgl-project/sglang#21272",
+    ),
+    "eagle31": src(
+        "models/llama_eagle3.py",
+        "LlamaModel.__init__ (norm_before_fc and fc_norm both built)",
+        "vllm-project/speculators#670",
+    ),
+    "dflash": src(
+        "arg_groups/speculative_hook.py",
+        "_handle_dflash / parse_dflash_draft_config (target_layer_ids, mask_token_id)",
+    ),
+}
+
+#: recipecli method -> SGLang's --speculative-algorithm value
+_ALGO = {
+    "eagle": "EAGLE",
+    "eagle3": "EAGLE3",
+    "mtp": "NEXTN",
+    "dflash": "DFLASH",
+    "dspark": "DSPARK",
+}
+
+
+def _spelling() -> dict[str, str]:
+    data = methods_data(SPEC)
+    known = set(data["algorithms"]) | set(data["aliases"])
+    return {m: f"--speculative-algorithm {a}" for m, a in _ALGO.items() if a in known}
+
+
+def mtp_path(mi: MethodInput) -> MtpPath:
+    """``_config_draft_model``: the target's ``architectures[0]`` -> the NextN/MTP class the draft
+    worker loads (registered in the model registry), and the layer count the config declares."""
+    arch = str((mi.target_ck.config.get("architectures") or [""])[0])
+    cls = methods_data(SPEC)["draft_architectures"].get(arch)
+    if cls is None or cls not in engine_data(SPEC)["architectures"]:
+        return MtpPath(
+            None,
+            None,
+            None,
+            f"SGLang has no NextN draft class for {arch or 'this target'}: "
+            "ModelConfig._config_draft_model keeps the target's architecture, so the draft "
+            "worker would load the whole target as its draft",
+        )
+    key = next((k for k in LAYER_KEYS if k in mi.mtp.declared), None)
+    return MtpPath(cls, key, mi.mtp.count(key) if key else None)
+
+
+METHODS = EngineMethods(
+    engine="sglang",
+    spelling=_spelling(),
+    refusal={},
+    cite=CITE,
+    mtp=mtp_path,
+)
+
+
+def rules(mi: MethodInput) -> Sequence[Finding]:
+    """SGLang's ``method.*`` findings on ``mi`` (:func:`recipecli.engines.methods.engine_rules`)."""
+    return engine_rules(METHODS, mi)
