@@ -139,7 +139,7 @@ def command(
         log=lambda msg: click.echo(f"recipecli: {msg}", err=True),
     )
     if as_json:
-        print_json(res.to_dict())
+        print_json(res.to_dict(), ok=True)
     else:
         click.echo(format_result(res))
     return EXIT_OK

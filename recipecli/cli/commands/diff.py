@@ -117,13 +117,13 @@ def command(
     if what == "all":
         d_all = diff_all(recipe_a, recipe_b, **sides)
         if as_json:
-            print_json(d_all.to_dict())
+            print_json(d_all.to_dict(), ok=d_all.identical)
         else:
             click.echo(format_all(d_all), nl=False)
         return EXIT_OK if d_all.identical else EXIT_FINDINGS
     d = diff_recipes(recipe_a, recipe_b, what=what, **sides)
     if as_json:
-        print_json(d.to_dict())
+        print_json(d.to_dict(), ok=d.identical)
     else:
         click.echo(format_diff(d), nl=False)
     return EXIT_OK if d.identical else EXIT_FINDINGS

@@ -6,7 +6,7 @@ import click
 
 from recipecli.cli.hub_option import timeout_option
 from recipecli.cli.terminal import print_json
-from recipecli.output import atomic_write_text, json_text, to_jsonable
+from recipecli.output import atomic_write_text, envelope, json_text, to_jsonable
 
 #: Tensor tables longer than this are printed as compact JSON (see docs/inspect.md).
 COMPACT_JSON_TENSORS = 5000
@@ -93,10 +93,10 @@ def command(
         if len(ck.tensors) > COMPACT_JSON_TENSORS:
             # Large tables (DeepSeek-V3: 92k tensors) print compact: Python's indenting encoder
             # would cost seconds; pipe through `jq` for a pretty view.
-            head = json_text(summary, compact=True)
+            head = json_text(envelope(to_jsonable(summary), ok=True), plain=True, compact=True)
             click.echo(head[:-1] + ',"tensors":' + tensor_table_json(ck) + "}")
         else:
-            print_json({**to_jsonable(summary), "tensors": tensor_table(ck)}, plain=True)
+            print_json({**to_jsonable(summary), "tensors": tensor_table(ck)}, ok=True, plain=True)
     else:
         click.echo(format_summary(summary))
     return 0

@@ -183,7 +183,7 @@ def _print(rendered: Sequence[Rendered], fmt: str, name: str, templates: str | N
             | ({"point": r.point} if r.point else {})
             for r in rendered
         ]
-        print_json(docs[0] if len(docs) == 1 else docs)
+        print_json(docs[0] if len(docs) == 1 else docs, ok=True)  # render exits 0 or raises
     elif fmt == "vllm-config":
         click.echo(vllm_config_text(rendered[0], name, templates=templates), nl=False)
     else:

@@ -189,7 +189,7 @@ def command(
     if output:
         _say_findings(report)
     elif as_json:  # the findings are in the document
-        print_json(report)
+        print_json(report, ok=not has_errors(report.findings))
     else:  # the findings are the table's Notes: not repeated on stderr
         click.echo(render_markdown(report), nl=False)
     return EXIT_FINDINGS if has_errors(report.findings) else EXIT_OK

@@ -94,7 +94,7 @@ def command(
     results = kc.run_cases(norms, list(tokens), dev, seed=seed)
     result = kc.report(norms, results, dev)
     if as_json:
-        print_json(result)
+        print_json(result, ok=result.passed)
     else:
         click.echo(kc.format_report(result))
     return 0 if result.passed else 1
