@@ -120,6 +120,8 @@ def run_check(
     max_model_len: int | None = None,
     kernel: str = "skip",
     layouts: LayoutRequest | None = None,
+    method: str | None = None,  # None: the EAGLE3 check as before (issue #27)
+    num_speculative_tokens: int | None = None,
 ) -> CheckResult:
     """Run the checkpoint rules and every requested engine model on a target/draft pair.
 
@@ -131,6 +133,7 @@ def run_check(
         max_model_len: serving length for ``maxpos.short`` (default: target max_position_embeddings).
         kernel: ``auto|cpu|cuda|skip``; anything but ``skip`` runs the fused-norm kernel check.
         layouts: the layout options (:class:`LayoutRequest`); None = TP only, as before.
+        method, num_speculative_tokens: see :func:`recipecli.engines.methods.run_methods`.
 
     Returns:
         :class:`CheckResult`, with each engine model's resolved values in ``resolved``.
@@ -138,20 +141,14 @@ def run_check(
     Raises:
         UsageError: an unknown engine name.
     """
-    ctx = PairContext(
-        target_ck,
-        draft_ck,
-        target_model(target_ck),
-        canonical_draft(draft_ck),
-        tuple(tps),
-        draft_tp,
-        max_model_len,
-    )
+    ctx = PairContext(target_ck, draft_ck, target_model(target_ck), canonical_draft(draft_ck),
+                      tuple(tps), draft_tp, max_model_len)  # fmt: skip
     models = [engine_model(e) for e in engines]
     findings = _rule_findings(ctx)
+    chosen, findings = _method_run(ctx, findings, method, engines, num_speculative_tokens)
     rows: list[SharingRow] = []
     resolved: dict[str, dict[str, Any]] = {}
-    if ctx.draft.is_eagle3:
+    if ctx.draft.is_eagle3 and chosen in (None, "eagle3"):
         findings += _run_models(ctx, models, rows, resolved)
         findings.extend(_aux_summary(ctx, resolved))
         findings.extend(kernel_findings(draft_ck, kernel, tuple(engines)))
@@ -169,6 +166,25 @@ def run_check(
         {m.name: m.version_info() for m in models},
         *_layout_run(ctx, engines, layouts),
     )
+
+
+def _method_run(
+    ctx: PairContext,
+    findings: list[Finding],
+    method: str | None,
+    engines: Sequence[str],
+    tokens: int | None,
+) -> tuple[str | None, list[Finding]]:
+    """(the method checked, the findings with its ``method.*`` ones): None and ``findings``
+    unchanged without ``method``; ``draft.not_eagle3`` dropped for a method other than EAGLE3."""
+    if method is None:
+        return None, findings
+    from recipecli.engines.methods import run_methods
+
+    chosen, more = run_methods(ctx.target_ck, ctx.draft_ck, ctx.draft, method, engines, tokens)
+    if chosen not in (None, "eagle3"):  # the EAGLE3 contract is not this method's
+        findings = [f for f in findings if f.code != "draft.not_eagle3"]
+    return chosen, findings + more
 
 
 def _layout_run(
