@@ -115,7 +115,7 @@ def command(
     result = sync(pages, out_dir, check=check, inputs=inputs)
     report = SyncReport(result, Path(out_dir), check, len(pages))
     if as_json:
-        print_json(report)
+        print_json(report, ok=not report.failed)
     else:
         for line, to_stderr in report.lines():
             click.echo(line, err=to_stderr)

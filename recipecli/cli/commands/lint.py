@@ -33,7 +33,8 @@ def command(recipes: tuple[str, ...], as_json: bool, strict: bool) -> int:
                     {"recipe": ref, "findings": [f.to_dict() for f in fs]}
                     for ref, fs in results.items()
                 ],
-            }
+            },
+            ok=not bad,
         )
         return EXIT_FINDINGS if bad else EXIT_OK
     for ref, findings in results.items():
