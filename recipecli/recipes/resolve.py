@@ -117,6 +117,30 @@ def engine_spelling(key: str, value: Any, engine: str) -> Any:
     return spelling[value] if isinstance(value, str) and value in spelling else value
 
 
+def _model_source(item: SetItem) -> str:
+    """The value of ``--set target=`` / ``--set draft=``: an ``org/name`` repo id as given, or
+    a local path (read from the current directory, as any command-line path) that exists.
+
+    Raises:
+        UsageError: a path (absolute, relative, ``~``, or not an ``org/name`` id) that names
+            nothing.
+    """
+    import os
+
+    from recipecli.checkpoint.hub import looks_like_repo_id
+
+    value = str(item.value)
+    if looks_like_repo_id(value) and not value.startswith((".", "/", "~")):
+        return value
+    if not os.path.exists(os.path.expanduser(value)):
+        raise UsageError(
+            f"--set {item.text}: no such file or directory, and not an org/name repo id",
+            hint=f"give the {item.key}'s checkpoint directory (it must exist) or its Hugging "
+            "Face repo id",
+        )
+    return value
+
+
 def _apply_sets(
     items: Sequence[SetItem], engine: str, target: str, draft: str, spec: dict[str, Any]
 ) -> _SetLayer:
@@ -128,9 +152,9 @@ def _apply_sets(
     out = _SetLayer(target, draft)
     for item in items:
         if item.kind == "target":
-            out.target = item.value
+            out.target = _model_source(item)
         elif item.kind == "draft":
-            out.draft = item.value
+            out.draft = _model_source(item)
         elif item.kind == "speculative":
             if item.value is None:
                 spec.pop(item.key, None)

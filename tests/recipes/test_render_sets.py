@@ -222,8 +222,12 @@ def test_tokenspeed_flags_typed_from_its_catalog():
 
 
 @pytest.mark.parametrize("engine", ["vllm", "tokenspeed"])
-def test_target_and_draft_verbatim(engine):
-    # force: the recipe says tokenspeed cannot serve its pair (unsupported), typing is the same
+def test_target_and_draft_verbatim(engine, tmp_path, monkeypatch):
+    # force: the recipe says tokenspeed cannot serve its pair (unsupported), typing is the same.
+    # Local paths must exist (issue #28), so both names are folders of the current directory.
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "2026-01-01").mkdir()
+    (tmp_path / "no").mkdir()
     r = render_command(
         "llama3.1-8b-eagle3", engine, sets=["draft=2026-01-01", "target=no"], force=True
     )
