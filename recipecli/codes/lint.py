@@ -204,6 +204,13 @@ ENTRIES: tuple[Code, ...] = (
         source="docs/render.md",
     ),
     _code(
+        "recipe.layout_refused",
+        "error",
+        "start-up fails",
+        "The recipe's serve layout (pipeline_parallel_size, data_parallel_size, enable_dp_attention, enable_expert_parallel) is one the engine refuses for EAGLE3 whatever the pair.",
+        source="docs/lint.md",
+    ),
+    _code(
         "recipe.engine_unsupported",
         "info",
         "not rendered",
