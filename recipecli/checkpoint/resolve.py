@@ -70,6 +70,7 @@ def _open_missing(
     need_tensors: bool,
     offline: bool | None,
     timeout: float | None = None,
+    bundled: bool = True,
 ) -> Checkpoint:
     """A SOURCE that is no local file or directory: a Hub repo id, unless it reads as a path.
 
@@ -86,9 +87,9 @@ def _open_missing(
             hint="check the path; for a Hub repo with the same first part, cd elsewhere",
         )
     if looks_like_repo_id(source) and not source.startswith((".", "/", "~")):
-        bundled = open_bundled(source) if revision is None else None
-        if bundled is not None:
-            return bundled
+        snap = open_bundled(source) if bundled and revision is None else None
+        if snap is not None:
+            return snap
         return load_repo(
             source, revision, need_tensors=need_tensors, offline=offline, timeout=timeout
         )
@@ -106,6 +107,7 @@ def open_checkpoint(
     need_tensors: bool = True,
     offline: bool | None = None,
     timeout: float | None = None,
+    bundled: bool = True,
 ) -> Checkpoint:
     """Resolve ``source`` and read its config and tensor table (headers only).
 
@@ -128,6 +130,7 @@ def open_checkpoint(
             ``HF_HUB_OFFLINE`` as the command started with it (the default for commands).
         timeout: for repo ids: seconds each Hub request may take, connect and read together
             (None: 10 s; ``--timeout``).
+        bundled: False skips the bundled snapshots (``convert``, which needs the weights).
 
     Returns:
         An immutable :class:`Checkpoint`.
@@ -148,5 +151,10 @@ def open_checkpoint(
     if mode is not None:
         return _open_file(path, source)
     return _open_missing(
-        source, revision, need_tensors=need_tensors, offline=offline, timeout=timeout
+        source,
+        revision,
+        need_tensors=need_tensors,
+        offline=offline,
+        timeout=timeout,
+        bundled=bundled,
     )

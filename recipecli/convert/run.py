@@ -102,21 +102,46 @@ def convert(
         return _convert(draft, out, options, target, progress, fsync, run_target_check, log)
 
 
+def _open_with_weights(source: str, *, bundled: bool) -> Checkpoint:
+    """``source`` opened for convert, whose errors never suggest a snapshot (the draft's
+    weights are copied, and a snapshot leaves them out). ``bundled``: a repo id may open
+    recipecli's bundled snapshot (the ``--target``, read for its config and tensor table).
+
+    Raises:
+        SourceError: as :func:`recipecli.checkpoint.open_checkpoint` raises it, its hint
+            rewritten when it offers a snapshot.
+    """
+    from recipecli.checkpoint import open_checkpoint
+    from recipecli.errors import SourceError
+
+    try:
+        return open_checkpoint(source, bundled=bundled)
+    except SourceError as exc:
+        if exc.hint and "snapshot" in exc.hint:
+            raise SourceError(
+                exc.message,
+                path=exc.path,
+                hint="convert reads the weights: give the checkpoint directory, or download the "
+                "repo into the HF cache (hf download REPO_ID) and run again",
+            ) from None
+        raise
+
+
 def _open_sources(
     draft: str | Checkpoint, out: Path, options: ConvertOptions, target: str | Checkpoint | None
 ) -> tuple[Checkpoint, Checkpoint | None, list[Input], _OutRules]:
     """(draft, target, what convert reads, OUT's rules): the draft opened, OUT checked against
     it (before the target is opened, so a bad OUT fails fast), then the target opened."""
-    from recipecli.checkpoint import open_checkpoint
-
-    ck = draft if isinstance(draft, Checkpoint) else open_checkpoint(draft)
+    ck = draft if isinstance(draft, Checkpoint) else _open_with_weights(draft, bundled=False)
     where = _OutRules(what="OUT", noun="OUT", force=options.force)
     early = convert_inputs(ck, None)
     if isinstance(target, str):
         early += path_inputs(f"the --target {target}", target)
     prepare_dir(out, inputs=early, existing=False, **where)  # a bad OUT before opening the target
     target_ck = (
-        target if isinstance(target, Checkpoint) or target is None else open_checkpoint(target)
+        target
+        if isinstance(target, Checkpoint) or target is None
+        else _open_with_weights(target, bundled=True)
     )
     return ck, target_ck, convert_inputs(ck, target_ck), where
 

@@ -44,3 +44,38 @@ def test_check_target_alone_names_the_missing_draft(capsys):
     assert err.count("\n") == 1
     assert "missing DRAFT (TARGET is org/target-only)" in err
     assert "TARGET and DRAFT" not in err
+
+
+def test_convert_errors_do_not_suggest_a_snapshot(capsys, tmp_path, monkeypatch):
+    # convert copies the draft's weights, which a snapshot leaves out: its missing-source hint
+    # must not offer one (the trial's reader tried and convert refused it)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    monkeypatch.delenv("HF_HUB_CACHE", raising=False)
+    with pytest.raises(SystemExit) as exc:
+        main(["convert", "someone/not-cached", str(tmp_path / "out"), "--to", "eagle3"])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "someone/not-cached" in err
+    assert "snapshot" not in err
+    assert not (tmp_path / "out").exists()
+
+
+def test_convert_of_a_bundled_repo_id_does_not_take_the_snapshot(capsys, tmp_path, monkeypatch):
+    # yuhuili/EAGLE3-LLaMA3.1-Instruct-8B ships as a snapshot (no weights): convert looks for
+    # the real checkpoint (HF cache), so offline with an empty cache it is a missing source
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    monkeypatch.delenv("HF_HUB_CACHE", raising=False)
+    with pytest.raises(SystemExit) as exc:
+        main(
+            [
+                "convert",
+                "yuhuili/EAGLE3-LLaMA3.1-Instruct-8B",
+                str(tmp_path / "o"),
+                "--to",
+                "eagle3",
+            ]
+        )
+    assert exc.value.code == 2
+    assert "not in the HF cache" in capsys.readouterr().err
