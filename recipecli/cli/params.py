@@ -204,6 +204,49 @@ class TrueFalse(_Choice):
         return chosen == "true"
 
 
+class BoundedInt(OptionType):
+    """An integer in ``[minimum, maximum]`` -> ``int`` (``render --nodes 2``, ``--head-port``)."""
+
+    name = "integer"
+
+    def __init__(self, minimum: int, maximum: int | None = None) -> None:
+        self.minimum, self.maximum = minimum, maximum
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
+        if isinstance(value, int) and not isinstance(value, bool):
+            number = value
+        else:
+            try:
+                number = int(str(value), 10)
+            except ValueError:
+                self.fail(f"{option_name(param)} {value!r}: expected an integer", param, ctx)
+        top = "" if self.maximum is None else f" and at most {self.maximum}"
+        if number < self.minimum or (self.maximum is not None and number > self.maximum):
+            self.fail(f"{option_name(param)} {number}: expected at least {self.minimum}{top}")
+        return number
+
+
+#: a host name, IPv4 or bracket-less IPv6 address, or a network interface name (NCCL's list
+#: syntax: ``^``/``=`` prefixes, commas)
+_NAME = re.compile(r"^[A-Za-z0-9_.:%=^,-]+$")
+
+
+class NetName(OptionType):
+    """A host name / address or interface name (``render --head-addr``, ``--ifname``): no
+    spaces, quotes or shell characters -> ``str``."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
+        text = str(value)
+        if not _NAME.match(text):
+            self.fail(
+                f"{option_name(param)} {text!r}: expected a host name, an address or an "
+                "interface name (letters, digits, . : - _ only)",
+                param,
+                ctx,
+            )
+        return text
+
+
 TP_SIZES = TensorParallelSizes()
 """``check --tp``."""
 AUX_IDS = LayerIds()
@@ -222,3 +265,13 @@ LABELS = LabelPair()
 """``report --labels``."""
 KERNEL_MODE: click.Choice[str] = click.Choice(["auto", "cpu", "cuda", "skip"])
 """``check --kernel``: auto = CUDA if present, else Triton's CPU interpreter; skip = none."""
+NODE_COUNT = BoundedInt(1, 4096)
+"""``render --nodes``."""
+GPU_COUNT = BoundedInt(1, 1024)
+"""``render --gpus-per-node``."""
+PORT = BoundedInt(1, 65535)
+"""``render --head-port``."""
+SECONDS = BoundedInt(1)
+"""``render --dist-timeout``."""
+NET_NAME = NetName()
+"""``render --head-addr``, ``--ifname``."""

@@ -187,6 +187,12 @@ def build_schema() -> dict[str, Any]:
                 "additionalProperties": {"$ref": "#/$defs/hardware"},
             },
             "default_hardware": {"type": "string"},
+            "nodes": {
+                "description": "Nodes the serve command runs on (recipecli render renders one "
+                "command per node when above 1; --nodes overrides it).",
+                "type": "integer",
+                "minimum": 1,
+            },
             **_client_sections(),
         },
         "$defs": _defs(_per_engine),

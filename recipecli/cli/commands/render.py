@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 import click
 
 from recipecli.cli.completion import complete_hardware, complete_recipe, complete_source
+from recipecli.cli.params import GPU_COUNT, NET_NAME, NODE_COUNT, PORT, SECONDS
 from recipecli.cli.terminal import print_json
 from recipecli.errors import UsageError
 from recipecli.recipes.engines import ENGINES, SERVE_CONFIG_FILE_FORMAT
@@ -18,6 +19,10 @@ if TYPE_CHECKING:  # the recipe library is imported when the command runs
     from recipecli.findings import Finding
     from recipecli.recipes.argv import Rendered
     from recipecli.recipes.loader import Recipe
+    from recipecli.recipes.nodes import NodeOptions, NodePlan
+
+#: formats only a deployment on several nodes has (``--nodes N``, N > 1)
+NODE_FORMATS: tuple[str, ...] = ("lws", "slurm")
 
 
 @click.command("render")
@@ -42,11 +47,58 @@ if TYPE_CHECKING:  # the recipe library is imported when the command runs
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["shell", "argv-json", *dict.fromkeys(SERVE_CONFIG_FILE_FORMAT.values())]),
+    type=click.Choice(
+        ["shell", "argv-json", *dict.fromkeys(SERVE_CONFIG_FILE_FORMAT.values()), *NODE_FORMATS]
+    ),
     default="shell",
     show_default=True,
-    help="shell: export lines + one flag per line; argv-json: {env, argv}; "
-    "vllm-config: YAML for `vllm serve --config` (serve only).",
+    help="shell: export lines + one flag per line (with --nodes: one script, a block per "
+    "rank picked by NODE_RANK); argv-json: {env, argv} (with --nodes: {nodes: [{rank, argv, "
+    "env}]}); vllm-config: YAML for `vllm serve --config` (serve only); lws: a "
+    "LeaderWorkerSet, slurm: an sbatch script (both need --nodes).",
+)
+@click.option(
+    "--nodes",
+    type=NODE_COUNT,
+    help="Render the serve command for N nodes (default: the recipe's nodes, else 1): one "
+    "command per node rank with the engine's multi-node flags.",
+)
+@click.option(
+    "--gpus-per-node",
+    type=GPU_COUNT,
+    default=8,
+    show_default=True,
+    help="GPUs of each node (with --nodes): nodes x GPUs must equal the engine's world size.",
+)
+@click.option(
+    "--head-addr",
+    type=NET_NAME,
+    metavar="HOST",
+    help="Address of the rank-0 node (with --nodes; shell and argv-json need it, lws and "
+    "slurm take it from the launcher).",
+)
+@click.option(
+    "--head-port",
+    type=PORT,
+    help="Rendezvous port on the head (with --nodes; default: the engine's).",
+)
+@click.option(
+    "--ifname",
+    type=NET_NAME,
+    metavar="IFACE",
+    help="Network interface NCCL and Gloo bind on every node (required with --nodes: "
+    "NCCL_SOCKET_IFNAME, GLOO_SOCKET_IFNAME).",
+)
+@click.option(
+    "--dist-timeout",
+    type=SECONDS,
+    metavar="SECONDS",
+    help="torch.distributed start-up timeout, as the engine's own flag (with --nodes).",
+)
+@click.option(
+    "--image",
+    metavar="IMAGE",
+    help="Container image with the engine (--format lws; required there).",
 )
 @click.option(
     "--target-config",
@@ -93,6 +145,13 @@ def command(
     force: bool,
     list_: bool,
     templates: str | None,
+    nodes: int | None,
+    gpus_per_node: int,
+    head_addr: str | None,
+    head_port: int | None,
+    ifname: str | None,
+    dist_timeout: int | None,
+    image: str | None,
 ) -> int:
     """Render commands for ENGINE from RECIPE.
 
@@ -111,6 +170,26 @@ def command(
         check_config_file_format(fmt, engine, what)
 
     loaded = load_recipe(recipe)
+    count = nodes if nodes is not None else loaded.get("nodes")
+    if fmt in NODE_FORMATS and not (count and count > 1):
+        raise UsageError(f"--format {fmt} renders several nodes: give --nodes N (2 or more)")
+    if count and count > 1:
+        from recipecli.recipes.nodes import NodeOptions
+
+        opts = NodeOptions(count, gpus_per_node, head_addr, head_port, ifname, dist_timeout)
+        return _render_nodes(
+            loaded,
+            engine,
+            hardware,
+            what,
+            fmt,
+            sets,
+            force,
+            templates,
+            opts,
+            image=image,
+            target_config=target_config,
+        )
     rendered = render_all(
         loaded,
         engine,
@@ -188,3 +267,81 @@ def _print(rendered: Sequence[Rendered], fmt: str, name: str, templates: str | N
         click.echo(vllm_config_text(rendered[0], name, templates=templates), nl=False)
     else:
         click.echo(shell_text(rendered, templates=templates), nl=False)
+
+
+def _render_nodes(
+    recipe: Recipe,
+    engine: str,
+    hardware: str | None,
+    what: str,
+    fmt: str,
+    sets: Sequence[str],
+    force: bool,
+    templates: str | None,
+    opts: NodeOptions,
+    *,
+    image: str | None,
+    target_config: str | None,
+) -> int:
+    """``render --nodes N`` (N > 1): the serve command planned on N nodes
+    (:func:`recipecli.recipes.nodes.plan_nodes`), the layout checked by ``check``'s rules
+    (:func:`recipecli.recipes.node_gate.layout_gate`), printed in ``fmt``."""
+    from dataclasses import replace
+
+    from recipecli.recipes.node_gate import layout_gate
+    from recipecli.recipes.nodes import plan_nodes
+    from recipecli.recipes.render import render_all
+
+    if what != "serve":
+        raise UsageError(f"--nodes renders the serve command: use --what serve, not {what}")
+    if fmt in SERVE_CONFIG_FILE_FORMAT.values():
+        raise UsageError(f"--format {fmt} describes one node: use shell, argv-json, lws or slurm")
+    if fmt in ("shell", "argv-json") and opts.head_addr is None:
+        raise UsageError(
+            f"--nodes {opts.nodes} --format {fmt}: give --head-addr HOST (the "
+            "rank-0 node's address; lws and slurm take it from the launcher)"
+        )
+    if fmt == "lws" and not image:
+        raise UsageError("--format lws: give --image IMAGE (the container image with the engine)")
+    rendered = render_all(
+        recipe,
+        engine,
+        hardware=hardware,
+        what="serve",
+        sets=sets,
+        target_config=target_config,
+        force=force,
+    )
+    warnings = _pair_warnings(recipe, rendered, hardware, sets, force)
+    plan = plan_nodes(rendered[0], opts)
+    notes, layout_warnings = layout_gate(rendered[0], plan.layout, opts, force=force)
+    plan = replace(plan, notes=plan.notes + tuple(notes))
+    _warn(rendered, [*warnings, *layout_warnings])
+    _print_nodes(plan, fmt, recipe, templates, image)
+    return 0
+
+
+def _print_nodes(
+    plan: NodePlan, fmt: str, recipe: Recipe, templates: str | None, image: str | None
+) -> None:
+    """A node plan on stdout in ``fmt`` (:mod:`recipecli.recipes.launchers`)."""
+    from recipecli.recipes.launchers import PodOptions, lws_text, nodes_shell_text, slurm_text
+
+    name = f"{recipe.name}-{plan.engine}".replace(".", "-")
+    if fmt == "argv-json":
+        print_json(plan.to_dict())
+    elif fmt == "slurm":
+        click.echo(slurm_text(plan, name, templates=templates), nl=False)
+    elif fmt == "lws":
+        vendor = _vendor(recipe, plan.serve.hardware)
+        pod = PodOptions(name, str(image), "amd.com/gpu" if vendor == "amd" else "nvidia.com/gpu")
+        click.echo(lws_text(plan, pod, templates=templates), nl=False)
+    else:
+        click.echo(nodes_shell_text(plan, templates=templates), nl=False)
+
+
+def _vendor(recipe: Recipe, hardware: str | None) -> str | None:
+    """The GPU vendor of ``hardware``'s profile (``amd``, ``nvidia``), None without one."""
+    profile = ((recipe.get("hardware") or {}).get(hardware) or {}) if hardware else {}
+    vendor = profile.get("vendor")
+    return str(vendor) if vendor else None
