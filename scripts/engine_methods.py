@@ -205,9 +205,11 @@ def _vllm_mtp_types(fn: ast.FunctionDef) -> dict[str, Any]:
             dst = own[0] if own else None
         if dst is None:
             continue
+        needs = "num_nextn_predict_layers > 0" in ast.unparse(n.test)
         for by, value in matched:
             if value != dst:
-                targets.setdefault(value, {"by": by, "mtp_type": dst})
+                entry = {"by": by, "mtp_type": dst}
+                targets.setdefault(value, {**entry, "needs_layers": True} if needs else entry)
         np_ = _n_predict(n.body)
         if np_ is not None and dst not in layers:
             layers[dst] = {**np_, "architectures": _architectures(n.body)}
@@ -298,22 +300,51 @@ def _frozenset_value(mod: ast.Module, name: str) -> list[str]:
     raise _fail(name)
 
 
-def _sglang_draft_archs(fn: ast.FunctionDef) -> dict[str, str]:
-    """``if is_draft_model and ...architectures[0] == X / in [...]: architectures[0] = Y``."""
-    out: dict[str, str] = {}
+def _draft_rename(body: list[ast.stmt]) -> tuple[str | None, int | None]:
+    """The NextN/MTP class ``body`` renames the draft's architecture to (nested branches too:
+    the one that is not a DSpark class) and the ``num_nextn_predict_layers`` it forces."""
+    cls, forced = None, None
+    for s in ast.walk(ast.Module(body=body, type_ignores=[])):
+        if not isinstance(s, ast.Assign):
+            continue
+        target = ast.unparse(s.targets[0])
+        if "architectures" in target:
+            dst = _strings(s.value)
+            if len(dst) == 1 and "DSpark" not in dst[0] and cls is None:
+                cls = dst[0]
+        elif target.endswith("num_nextn_predict_layers") and isinstance(s.value, ast.Constant):
+            forced = int(s.value.value)
+    return cls, forced
+
+
+def _sglang_draft_archs(fn: ast.FunctionDef) -> dict[str, dict[str, Any]]:
+    """``if is_draft_model and ...architectures[0] == X / in [...]: architectures[0] = Y``:
+    X -> {"draft_class": Y, "forced_layers": the num_nextn_predict_layers it sets, or None}."""
+    out: dict[str, dict[str, Any]] = {}
     for n in ast.walk(fn):
         if not (isinstance(n, ast.If) and "is_draft_model" in ast.unparse(n.test)):
             continue
         test = ast.unparse(n.test)
         if "architectures[0]" not in test or "speculative_algorithm" in test:
             continue
-        for s in n.body:
-            if isinstance(s, ast.Assign) and "architectures" in ast.unparse(s.targets[0]):
-                dst = _strings(s.value)
-                if len(dst) == 1:
-                    for src in _strings(n.test):
-                        out.setdefault(src, dst[0])
+        cls, forced = _draft_rename(n.body)
+        if cls is not None:
+            for src in _strings(n.test):
+                out.setdefault(src, {"draft_class": cls, "forced_layers": forced})
     return dict(sorted(out.items()))
+
+
+SGL_NEXTN_LOADER = "sglang/srt/models/deepseek_common/deepseek_weight_loader.py"
+
+
+def _sglang_max_layers(tree: Tree) -> dict[str, int]:
+    """DeepSeek NextN (``deepseek_nextn.py``, its loader's ``_initialize_nextn_conf``): ``assert
+    num_nextn_layers == 1``."""
+    src = tree.read(SGL_NEXTN_LOADER)
+    m = re.search(r"assert num_nextn_layers == (\d+)", src)
+    if m is None or "is_nextn=True" not in tree.read("sglang/srt/models/deepseek_nextn.py"):
+        raise _fail(f"{SGL_NEXTN_LOADER} _initialize_nextn_conf")
+    return {"DeepseekV3ForCausalLMNextN": int(m.group(1))}
 
 
 def _sglang_bundled(fn: ast.FunctionDef) -> list[str]:
@@ -346,6 +377,7 @@ def extract_sglang(tree: Tree) -> dict[str, Any]:
         "draft_architectures": _sglang_draft_archs(
             _function(mc, "ModelConfig", "_config_draft_model")
         ),
+        "max_layers": _sglang_max_layers(tree),
         "bundled_nextn_targets": _sglang_bundled(_function(hook, None, "_handle_eagle_family")),
     }
 

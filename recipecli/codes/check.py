@@ -527,6 +527,13 @@ ENTRIES: tuple[Code, ...] = (
         source="docs/check.md#methods",
     ),
     _code(
+        "method.mtp_layers",
+        "error",
+        "raises at load",
+        "The target declares more MTP layers than the engine's MTP class loads (SGLang's DeepSeek NextN asserts one).",
+        source="docs/check.md#methods",
+    ),
+    _code(
         "method.mtp_weights_missing",
         "error",
         "runs wrong",

@@ -126,12 +126,14 @@ class MtpPath:
         layers_key: the config key the engine reads the layer count from (None: fixed count).
         layers: the count the engine resolves (the config's value, else the engine's default).
         refusal: the engine's words when it has no MTP path for the target.
+        max_layers: the most MTP layers the engine's class loads (None: no limit).
     """
 
     draft_class: str | None
     layers_key: str | None
     layers: int | None
     refusal: str = ""
+    max_layers: int | None = None
 
 
 @dataclass(frozen=True)
@@ -246,6 +248,16 @@ def _mtp(em: EngineMethods, mi: MethodInput) -> Iterator[Finding]:
             layers=n,
         )
         return
+    if path.max_layers is not None and n > path.max_layers:
+        yield finding(
+            "method.mtp_layers",
+            f"the target declares {n} MTP layers; {e}'s {path.draft_class} loads at most "
+            f"{path.max_layers} (it asserts so at load)",
+            engine=e,
+            source=em.cite["mtp"],
+            declared=n,
+            most=path.max_layers,
+        )
     mtp = mi.mtp
     if mtp.has_index and len(mtp.tensor_layers) < n:
         yield finding(

@@ -91,6 +91,9 @@ def test_mtp_weights_stripped_by_a_quantizer(tmp_path: Path):
     missing = by_code(res.findings, "method.mtp_weights_missing")
     assert set(missing) == set(ENGINES)
     assert missing["vllm"].evidence == {"declared": 2, "found": [0]}
+    # SGLang's DeepSeek NextN loader asserts one layer (deepseek_weight_loader.py
+    # _initialize_nextn_conf: assert num_nextn_layers == 1)
+    assert set(by_code(res.findings, "method.mtp_layers")) == {"sglang"}
 
 
 @pytest.mark.parametrize(("tokens", "bad"), [(3, True), (4, False), (1, False), (2, False)])

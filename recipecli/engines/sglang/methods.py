@@ -65,7 +65,9 @@ def mtp_path(mi: MethodInput) -> MtpPath:
     """``_config_draft_model``: the target's ``architectures[0]`` -> the NextN/MTP class the draft
     worker loads (registered in the model registry), and the layer count the config declares."""
     arch = str((mi.target_ck.config.get("architectures") or [""])[0])
-    cls = methods_data(SPEC)["draft_architectures"].get(arch)
+    data = methods_data(SPEC)
+    rename = data["draft_architectures"].get(arch) or {}
+    cls = rename.get("draft_class")
     if cls is None or cls not in engine_data(SPEC)["architectures"]:
         return MtpPath(
             None,
@@ -76,7 +78,11 @@ def mtp_path(mi: MethodInput) -> MtpPath:
             "worker would load the whole target as its draft",
         )
     key = next((k for k in LAYER_KEYS if k in mi.mtp.declared), None)
-    return MtpPath(cls, key, mi.mtp.count(key) if key else None)
+    forced = rename.get("forced_layers")
+    if forced is not None:  # _config_draft_model sets num_nextn_predict_layers itself
+        return MtpPath(cls, "num_nextn_predict_layers (set by SGLang)", forced)
+    n = mi.mtp.count(key) if key else None
+    return MtpPath(cls, key, n, max_layers=data["max_layers"].get(cls))
 
 
 METHODS = EngineMethods(

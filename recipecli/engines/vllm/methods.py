@@ -73,6 +73,15 @@ def mtp_path(mi: MethodInput) -> MtpPath:
     n = mi.mtp.count(key) if key else None
     if n is None and key and isinstance(cfg.get(key), int):
         n = int(cfg[key])
+    if hit.get("needs_layers") and not n:
+        return MtpPath(
+            None,
+            key,
+            n,
+            f"vLLM turns {model_type!r} into {hit['mtp_type']} only when {key} > 0 "
+            f"(hf_config_override; here {n}): __post_init__ raises NotImplementedError"
+            "(\"Unsupported speculative method: 'mtp'\")",
+        )
     if n is None:
         n = _default(layers.get("default"))
     arch_out = ", ".join(layers.get("architectures") or [hit["mtp_type"]])
