@@ -9,10 +9,10 @@ Each engine's own layout rules live in ``recipecli/engines/<engine>/layout.py``
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import import_module
-from typing import TYPE_CHECKING, Literal, Protocol, TypedDict
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypedDict
 
 if TYPE_CHECKING:
     from recipecli.engines.base import PairContext, Source
@@ -176,3 +176,50 @@ def layout_docs(engine: str) -> tuple[LayoutRuleDoc, ...]:
 
     docs: tuple[LayoutRuleDoc, ...] = import_module(engine_spec(engine).layout_rules).DOC_RULES
     return docs
+
+
+#: what ``recipecli/engines/<engine>/layout.py`` provides as ``REFUSALS``: the findings of a
+#: layout the engine refuses for EAGLE3 whatever the pair (no checkpoint needed: ``lint`` runs
+#: them on a recipe's serve layout); ``RULES`` reports them too
+LayoutRefusals = Callable[[Layout], "list[Finding]"]
+
+
+def layout_refusals(engine: str) -> LayoutRefusals:
+    """The pair-independent layout refusals of ``engine`` (its layout module's ``REFUSALS``).
+
+    Raises:
+        UsageError: an unknown engine name.
+    """
+    from recipecli.engines import engine_spec
+
+    refusals: LayoutRefusals = import_module(engine_spec(engine).layout_rules).REFUSALS
+    return refusals
+
+
+#: text-config keys holding a MoE target's routed-expert count, as the HF config classes name
+#: it: DeepSeek-V2/V3 ``n_routed_experts``, Qwen2/Qwen3-MoE ``num_experts``, Mixtral, gpt-oss
+#: and MiniMax ``num_local_experts``
+EXPERT_KEYS: tuple[str, ...] = ("n_routed_experts", "num_experts", "num_local_experts")
+
+
+def routed_experts(text_config: Mapping[str, Any]) -> int | None:
+    """The target's routed experts (the first of :data:`EXPERT_KEYS` set to an int > 1), None
+    for a dense target."""
+    for key in EXPERT_KEYS:
+        n = text_config.get(key)
+        if isinstance(n, int) and not isinstance(n, bool) and n > 1:
+            return n
+    return None
+
+
+def experts_per_rank(experts: int, ep_size: int) -> list[int]:
+    """Routed experts on each EP rank when ``experts`` are dealt out as evenly as possible, the
+    remainder one each to the first ranks (vLLM ``determine_expert_map``, linear placement).
+
+    Raises:
+        ValueError: ``ep_size`` < 1.
+    """
+    if ep_size < 1:
+        raise ValueError(f"need ep_size >= 1, got {ep_size}")
+    base, extra = divmod(experts, ep_size)
+    return [base + (1 if r < extra else 0) for r in range(ep_size)]

@@ -6,7 +6,11 @@ Expected values, worked out by hand for the bundled example (Llama-3.1-8B-Instru
 
 * vLLM v0.33.0 accepts it at every TP the 32 heads divide (tests/check/test_check_verdict.py),
   and LlamaModel declares ``supports_aux_hidden_states_over_pp = True``
-  (vllm/model_executor/models/llama.py:358): READY at PP 2 as well;
+  (vllm/model_executor/models/llama.py:358); but at PP 2 the draft (no embed_tokens in its
+  checkpoint) runs on the last stage, where the untied target has no embedding
+  (llama.py LlamaModel.__init__ builds it on the first stage only), so
+  vllm/v1/worker/gpu/spec_decode/eagle/utils.py maybe_share_target_embed raises: NOT READY
+  (layout.pp_embed_missing);
 * SGLang 0.5.23 and tokenspeed refuse the draft's ``architectures: ["LlamaForCausalLM"]`` at
   every layout (draft.arch_name), and at PP 2 SGLang's check_pipeline_parallel_compat
   (validation_hook.py:132) and tokenspeed's missing PP (no --pp flag) come first;
@@ -73,7 +77,7 @@ def test_gpus_per_node_widens_the_fit(capsys):
 def test_verdicts_per_engine(capsys):
     _, doc = _json(capsys, "--tp", "4", "--pp", "2")
     v, s, t = (doc["engines"][e]["layouts"][0] for e in ("vllm", "sglang", "tokenspeed"))
-    assert (v["ready"], v["codes"]) == (True, ["layout.draft_stage"])
+    assert (v["ready"], v["codes"]) == (False, ["layout.pp_embed_missing"])
     assert (s["ready"], s["codes"]) == (False, ["layout.pp_refused", "draft.arch_name"])
     assert (t["ready"], t["codes"]) == (False, ["layout.no_pp", "draft.arch_name"])
     # ready_tp stays the TP-only answer (pp 1, dp 1, no ep)
@@ -96,9 +100,11 @@ def test_layout_keys_and_options_passed_through(capsys):
     }
 
 
-def test_vllm_alone_exits_0_at_pp2(capsys):
-    rc, _ = _json(capsys, "--engine", "vllm", "--tp", "1", "--pp", "2")
-    assert rc == 0
+def test_vllm_alone_exits_1_at_pp2_for_the_missing_embedding(capsys):
+    rc, doc = _json(capsys, "--engine", "vllm", "--tp", "1", "--pp", "2")
+    assert rc == 1
+    (f,) = [f for f in doc["findings"] if f["code"] == "layout.pp_embed_missing"]
+    assert f["layout"]["pp"] == 2 and f["engine"] == "vllm"
 
 
 def test_sglang_pp2_exits_1_with_the_assert(capsys):
@@ -117,15 +123,16 @@ def test_text_matrix(capsys):
     i = lines.index("layouts:")
     assert lines[i + 1] == "  vllm"
     assert lines[i + 2].split() == ["TP", "4", "PP", "1", "DP", "1", "READY"]
-    assert lines[i + 3].split()[:8] == [
+    assert lines[i + 3].split()[:9] == [
         "TP",
         "4",
         "PP",
         "2",
         "DP",
         "1",
+        "NOT",
         "READY",
-        "layout.draft_stage:",
+        "layout.pp_embed_missing:",
     ]
     sglang = lines[lines.index("  sglang") + 2]
     assert sglang.split()[6:9] == ["NOT", "READY", "layout.pp_refused:"]

@@ -1,10 +1,13 @@
 """SGLang's layout rules beyond TP (issue #25): EAGLE3 with pipeline parallelism is refused at
-start-up by ``check_pipeline_parallel_compat``; the draft runs on the last PP stage.
+start-up by ``check_pipeline_parallel_compat``; the draft runs on the last PP stage. DP attention
+splits the TP group (its size must divide it) and runs the EAGLE draft on idle DP ranks the way
+sgl-project/sglang#29144 reports a deadlock on; EP needs the routed experts to divide by the EP
+size; a PD decode server reads the prefill server's draft outputs.
 
 Reads the ``layouts`` key ``scripts/engine_data_sglang.py`` writes into the data file: its
 ``refusals`` (each ``raise``/``assert`` of the server-args checks with its message) and
 ``draft_stage``. DP, DP attention, EP and PD roles carry no EAGLE3 refusal there
-(docs/engines/layouts.md).
+(docs/engines/layouts.md), beyond the rules below read from the pinned code.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from typing import Any, TypedDict, cast
 
 from recipecli.codes import finding
 from recipecli.engines.base import PairContext, engine_data
-from recipecli.engines.layout import Layout, LayoutRuleDoc
+from recipecli.engines.layout import Layout, LayoutRuleDoc, experts_per_rank, routed_experts
 from recipecli.engines.sglang.sources import NAME, src
 from recipecli.engines.sglang.spec import SPEC
 from recipecli.findings import Finding
@@ -24,6 +27,22 @@ from recipecli.findings import Finding
 PP_COMPAT = src("arg_groups/validation_hook.py", "check_pipeline_parallel_compat")
 #: ``self._hosts_draft = get_parallel().pp_group.is_last_rank``
 DRAFT_STAGE = src("speculative/eagle_worker_v2.py", "EAGLEWorkerV2.__init__")
+#: with DP attention: ``assert cfg.tp_size % cfg.attn_dp_size == 0``
+DP_SPLIT = src("arg_groups/parallel_hook.py", "handle_data_parallelism")
+#: an idle DP rank skips ``draft_attn_backend.init_forward_metadata`` and still calls
+#: ``draft_forward`` (the path sgl-project/sglang#29144 reports a collective deadlock on)
+DP_IDLE_DRAFT = src(
+    "speculative/eagle_worker_v2.py", "EAGLEWorkerV2.draft", "sgl-project/sglang#29144"
+)
+#: ``assert self._num_global_routed % storage_ep_size == 0`` (storage EP size = moe_ep_size)
+EXPERTS = src("layers/moe/fused_moe_triton/layer.py", "FusedMoE.__init__")
+#: the all-to-all MoE backends set ep_size to the TP size
+EP_SIZE = src("arg_groups/overrides.py", "_a2a_ep_size")
+#: the prefill server writes its draft's top-k and hidden states into the transfer metadata
+#: only when it ran the EAGLE draft (``if req.hidden_states_tensor is not None``) ...
+PD_SEND = src("disaggregation/utils.py", "MetadataBuffers.set_buf")
+#: ... and a speculative decode server takes them as its first draft input
+PD_RECV = src("disaggregation/decode.py", "DecodeTransferQueue._commit_transfer_to_req")
 
 
 class Refusal(TypedDict):
@@ -61,25 +80,45 @@ def pp_refusal() -> Refusal:
     raise LookupError("no check_pipeline_parallel_compat refusal for EAGLE3 in SGLang's data")
 
 
-def layout_findings(ctx: PairContext, lay: Layout) -> list[Finding]:
-    """SGLang's findings for ``lay``: at PP > 1, ``layout.pp_refused`` (the start-up
-    AssertionError, whatever the PD role) and ``layout.draft_stage``."""
-    if lay.pp == 1:
-        return []
-    r = pp_refusal()
+def refusals(lay: Layout) -> list[Finding]:
+    """The layouts SGLang refuses for EAGLE3 whatever the pair: PP > 1
+    (``layout.pp_refused``) and DP attention whose DP size does not divide the TP size
+    (``layout.dp_indivisible``)."""
+    out: list[Finding] = []
+    if lay.pp > 1:
+        r = pp_refusal()
+        out.append(
+            finding(
+                "layout.pp_refused",
+                f"SGLang refuses EAGLE3 at PP {lay.pp} at start-up: {r['exception']}: "
+                f"{r['message']} ({r['file']}:{r['line']}); use --pp-size 1",
+                engine=NAME,
+                tp=lay.tp,
+                source=PP_COMPAT,
+                quote=r["message"],
+                role=lay.role,
+            )
+        )
+    if lay.dp_attention and lay.tp % lay.dp:
+        out.append(
+            finding(
+                "layout.dp_indivisible",
+                f"SGLang DP attention: TP {lay.tp} is not divisible by DP {lay.dp} (the DP "
+                "attention groups split the TP group: handle_data_parallelism asserts "
+                "tp_size % attn_dp_size == 0); pick a DP size that divides the TP size",
+                engine=NAME,
+                tp=lay.tp,
+                source=DP_SPLIT,
+                dp=lay.dp,
+            )
+        )
+    return out
+
+
+def _draft_stage(lay: Layout) -> list[Finding]:
+    """``layout.draft_stage``: the draft would run on the last PP stage."""
     stage = cast(Mapping[str, str], _layouts()["draft_stage"])
-    where = f"{r['file']}:{r['line']}"
     return [
-        finding(
-            "layout.pp_refused",
-            f"SGLang refuses EAGLE3 at PP {lay.pp} at start-up: {r['exception']}: "
-            f"{r['message']} ({where}); use --pp-size 1",
-            engine=NAME,
-            tp=lay.tp,
-            source=PP_COMPAT,
-            quote=r["message"],
-            role=lay.role,
-        ),
         finding(
             "layout.draft_stage",
             f"SGLang PP {lay.pp}: the EAGLE3 draft would run on the {stage['stage']} PP stage "
@@ -88,11 +127,99 @@ def layout_findings(ctx: PairContext, lay: Layout) -> list[Finding]:
             tp=lay.tp,
             source=DRAFT_STAGE,
             stage=lay.pp - 1,
-        ),
+        )
     ]
 
 
+def _dp_attention(lay: Layout) -> list[Finding]:
+    """``layout.dp_attention_risk`` (warning): the idle-rank draft path of #29144 is in the pin."""
+    if not lay.dp_attention or lay.dp == 1 or lay.tp % lay.dp:
+        return []
+    return [
+        finding(
+            "layout.dp_attention_risk",
+            f"SGLang DP attention (DP {lay.dp} in TP {lay.tp}) with EAGLE3: an idle DP rank skips "
+            "the draft attention metadata but still runs draft_forward, the path "
+            "sgl-project/sglang#29144 reports a collective deadlock on (closed, no fix; the code "
+            "is unchanged at the pin); test this layout under load before serving it",
+            engine=NAME,
+            tp=lay.tp,
+            source=DP_IDLE_DRAFT,
+            attn_tp=lay.tp // lay.dp,
+        )
+    ]
+
+
+def ep_size(lay: Layout) -> int:
+    """SGLang's EP size for ``--ep``: the TP size (``--ep-size`` spans the TP group; the
+    all-to-all MoE backends force it, ``_a2a_ep_size``); 1 without EP."""
+    return lay.tp if lay.ep else 1
+
+
+def _experts(ctx: PairContext, lay: Layout) -> list[Finding]:
+    """``layout.experts_indivisible`` (FusedMoE asserts) or ``layout.experts_split`` (info)."""
+    n = routed_experts(ctx.target_ck.text.config)
+    size = ep_size(lay)
+    if n is None or size == 1:
+        return []
+    if n % size:
+        return [
+            finding(
+                "layout.experts_indivisible",
+                f"SGLang EP size {size}: {n} routed experts do not divide by it (FusedMoE "
+                "asserts num_experts % ep_size == 0 at load); pick a TP/EP size dividing "
+                f"{n}",
+                engine=NAME,
+                tp=lay.tp,
+                source=(EXPERTS, EP_SIZE),
+                ep_size=size,
+                experts=n,
+            )
+        ]
+    return [
+        finding(
+            "layout.experts_split",
+            f"SGLang EP size {size} (the TP size): {n} routed experts, {n // size} per rank",
+            engine=NAME,
+            tp=lay.tp,
+            source=(EXPERTS, EP_SIZE),
+            ep_size=size,
+            experts=n,
+            experts_per_rank=sorted(set(experts_per_rank(n, size))),
+        )
+    ]
+
+
+def _pd_role(lay: Layout) -> list[Finding]:
+    """``layout.pd_spec_both`` (info) on a prefill or decode server."""
+    if lay.role == "both":
+        return []
+    other = "prefill" if lay.role == "decode" else "decode"
+    return [
+        finding(
+            "layout.pd_spec_both",
+            f"SGLang PD {lay.role} server: start the {other} server with the same EAGLE3 "
+            "arguments too: the prefill server sends its draft's top-k and hidden states only "
+            "when it ran the draft, and the decode server's first draft step starts from them",
+            engine=NAME,
+            tp=lay.tp,
+            source=(PD_SEND, PD_RECV),
+            role=lay.role,
+        )
+    ]
+
+
+def layout_findings(ctx: PairContext, lay: Layout) -> list[Finding]:
+    """SGLang's findings for ``lay``: :func:`refusals`, at PP > 1 ``layout.draft_stage``, DP
+    attention's risk, the experts under EP and the PD role's note."""
+    out = refusals(lay)
+    if lay.pp > 1:
+        out += _draft_stage(lay)
+    return out + _dp_attention(lay) + _experts(ctx, lay) + _pd_role(lay)
+
+
 RULES = layout_findings
+REFUSALS = refusals
 
 #: the rules above as SGLang's engine page lists them
 DOC_RULES: tuple[LayoutRuleDoc, ...] = (
@@ -108,5 +235,31 @@ DOC_RULES: tuple[LayoutRuleDoc, ...] = (
         "the draft would run on the last PP stage only",
         ("layout.draft_stage",),
         (DRAFT_STAGE,),
+    ),
+    LayoutRuleDoc(
+        "DP attention, TP not divisible by DP",
+        "refused at start-up: handle_data_parallelism asserts tp_size % attn_dp_size == 0",
+        ("layout.dp_indivisible",),
+        (DP_SPLIT,),
+    ),
+    LayoutRuleDoc(
+        "DP attention, DP > 1",
+        "serves; an idle DP rank skips the draft attention metadata but still runs draft_forward, "
+        "the path sgl-project/sglang#29144 reports a deadlock on (warning)",
+        ("layout.dp_attention_risk",),
+        (DP_IDLE_DRAFT,),
+    ),
+    LayoutRuleDoc(
+        "EP on (EP size = TP), a MoE target",
+        "the routed experts must divide by the EP size: FusedMoE asserts at load",
+        ("layout.experts_indivisible", "layout.experts_split"),
+        (EXPERTS, EP_SIZE),
+    ),
+    LayoutRuleDoc(
+        "PD prefill or decode role",
+        "both roles need the EAGLE3 arguments: the decode server's first draft step starts from "
+        "the top-k and hidden states the prefill server's draft sends",
+        ("layout.pd_spec_both",),
+        (PD_SEND, PD_RECV),
     ),
 )

@@ -1,5 +1,7 @@
 """vLLM's layout rules beyond TP (issue #25): EAGLE3 with pipeline parallelism under Model
-Runner V2, where the draft runs, and how the target's layers split by stage.
+Runner V2 (the default runner at the pin: ``VllmConfig.use_v2_model_runner``), where the draft
+runs and on which ranks, whether it still finds an embedding there, how the target's layers split
+by stage, and how expert parallelism deals out the routed experts.
 
 Reads the ``aux_over_pp`` / ``decoder`` / ``aux_over_pp_evidence`` keys that
 ``scripts/engine_data_vllm.py`` writes into each EAGLE3 target of the data file.
@@ -11,7 +13,7 @@ from typing import TypedDict, cast
 
 from recipecli.codes import finding
 from recipecli.engines.base import PairContext, engine_data
-from recipecli.engines.layout import Layout, LayoutRuleDoc
+from recipecli.engines.layout import Layout, LayoutRuleDoc, experts_per_rank, routed_experts
 from recipecli.engines.vllm.sources import NAME, src
 from recipecli.engines.vllm.spec import SPEC
 from recipecli.findings import Finding
@@ -26,6 +28,21 @@ VERIFY_PP = src(
 DRAFT_STAGE = src("vllm/v1/worker/gpu/model_runner.py", "GPUModelRunner.__init__ (speculator)")
 #: layers per PP stage (without VLLM_PP_LAYER_PARTITION)
 PP_SPLIT = src("vllm/distributed/utils.py", "get_pp_indices")
+#: under PP a draft without its own embed_tokens borrows the target's only if this stage has it:
+#: ``RuntimeError: <draft class> needs the target input embedding, but it is unavailable on
+#: this PP stage``
+PP_EMBED = src("vllm/v1/worker/gpu/spec_decode/eagle/utils.py", "maybe_share_target_embed")
+#: the target builds embed_tokens on the first PP stage, and on the last one only when it ties
+#: its embeddings (PPMissingLayer elsewhere)
+TARGET_EMBED = src("vllm/model_executor/models/llama.py", "LlamaModel.__init__")
+#: rank order ExternalDP x DP x PP x PCP x TP
+RANKS = src("vllm/distributed/parallel_state.py", "initialize_model_parallel")
+#: with --enable-expert-parallel the MoE layers flatten TP across DP: EP size = TP x DP
+EP_SIZE = src("vllm/model_executor/layers/fused_moe/config.py", "FusedMoEParallelConfig.make")
+#: experts dealt out evenly, the remainder one each to the first EP ranks (no divisibility)
+EXPERT_MAP = src(
+    "vllm/model_executor/layers/fused_moe/expert_map_manager.py", "determine_expert_map"
+)
 
 
 class _PpTarget(TypedDict, total=False):
@@ -110,37 +127,120 @@ def _pp_verdict(ctx: PairContext, lay: Layout) -> list[Finding]:
     ]
 
 
+def draft_ranks(lay: Layout) -> list[list[int]]:
+    """Global ranks of the draft per DP replica: the TP ranks of the last PP stage, in vLLM's
+    rank order DP x PP x TP (``initialize_model_parallel``, PCP 1)."""
+    tp, pp = lay.tp, lay.pp
+    return [[d * pp * tp + (pp - 1) * tp + r for r in range(tp)] for d in range(lay.dp)]
+
+
 def _draft_stage(ctx: PairContext, lay: Layout) -> list[Finding]:
-    """``layout.draft_stage``: the draft on the last of ``lay.pp`` stages, the layer split."""
+    """``layout.draft_stage``: the draft on the last of ``lay.pp`` stages (its ranks), the layer
+    split, and which embedding it uses there."""
     L = ctx.target.L
     split = pp_partitions(L, lay.pp) if L is not None else None
-    msg = f"vLLM PP {lay.pp}: the EAGLE3 draft runs on the last PP stage only"
+    ranks = draft_ranks(lay)
+    msg = f"vLLM PP {lay.pp}: the EAGLE3 draft runs on the last PP stage only (ranks {ranks[0]}"
+    msg += f" of DP replica 0 of {lay.dp})" if lay.dp > 1 else ")"
     if split is not None:
         msg += f"; the target's {L} layers split {split} by stage"
         if L is not None and L % lay.pp:
             msg += f" ({L} not divisible by {lay.pp}: vLLM splits unevenly and goes on)"
+    if ctx.draft.has_embed:
+        embed = "own"
+        msg += "; the draft keeps its own embed_tokens there"
+    elif ctx.target.tie:
+        embed = "share"
+        msg += "; it shares the tied target embedding the last stage holds"
+    else:
+        embed = "none"
     return [
         finding(
             "layout.draft_stage",
             msg,
             engine=NAME,
             tp=lay.tp,
-            source=(DRAFT_STAGE, PP_SPLIT),
+            source=(DRAFT_STAGE, PP_SPLIT, RANKS),
             stage=lay.pp - 1,
             layers_per_stage=split,
+            ranks=ranks,
+            embed=embed,
         )
     ]
 
 
-def layout_findings(ctx: PairContext, lay: Layout) -> list[Finding]:
-    """vLLM's findings for ``lay``: under PP the aux-capture verdict and where the draft runs.
-    DP, DP attention, EP and PD roles add no EAGLE3-specific refusal here."""
-    if lay.pp == 1:
+def _pp_embed(ctx: PairContext, lay: Layout) -> list[Finding]:
+    """``layout.pp_embed_missing``: at PP > 1 a draft without embed_tokens finds no target
+    embedding on the last stage unless the target ties its embeddings."""
+    if ctx.draft.has_embed or ctx.target.tie or not ctx.draft_ck.tensors:
         return []
-    return _pp_verdict(ctx, lay) + _draft_stage(ctx, lay)
+    quote = "needs the target input embedding, but it is unavailable on this PP stage"
+    return [
+        finding(
+            "layout.pp_embed_missing",
+            f"vLLM PP {lay.pp}: the draft ships no embed_tokens and the untied target builds its "
+            "embedding on the first PP stage only, so on the last stage, where the draft runs, "
+            f"loading raises RuntimeError: <draft class> {quote}; ship the draft's own "
+            "embed_tokens (a copy of the target's) or use PP 1",
+            engine=NAME,
+            tp=lay.tp,
+            source=(PP_EMBED, TARGET_EMBED),
+            quote=quote,
+        )
+    ]
+
+
+def ep_size(lay: Layout) -> int:
+    """vLLM's EP size with --enable-expert-parallel: TP x DP (1 = EP off: ``use_ep`` needs
+    TP x DP > 1)."""
+    return lay.tp * lay.dp if lay.ep else 1
+
+
+def _experts(ctx: PairContext, lay: Layout) -> list[Finding]:
+    """``layout.experts_split`` (info): the EP size and the routed experts per EP rank."""
+    n = routed_experts(ctx.target_ck.text.config)
+    size = ep_size(lay)
+    if n is None or size == 1:
+        return []
+    per = experts_per_rank(n, size)
+    msg = f"vLLM EP size {size} (TP {lay.tp} x DP {lay.dp}): {n} routed experts, "
+    msg += (
+        f"{per[0]} per rank"
+        if len(set(per)) == 1
+        else f"{max(per)} on the first {n % size} ranks and {min(per)} on the rest (uneven: "
+        "vLLM allows it)"
+    )
+    return [
+        finding(
+            "layout.experts_split",
+            msg,
+            engine=NAME,
+            tp=lay.tp,
+            source=(EP_SIZE, EXPERT_MAP),
+            ep_size=size,
+            experts=n,
+            experts_per_rank=sorted(set(per), reverse=True),
+        )
+    ]
+
+
+def refusals(lay: Layout) -> list[Finding]:
+    """vLLM refuses no layout for EAGLE3 whatever the pair (its PP verdict reads the target)."""
+    return []
+
+
+def layout_findings(ctx: PairContext, lay: Layout) -> list[Finding]:
+    """vLLM's findings for ``lay``: under PP the aux-capture verdict, the draft's embedding on
+    the last stage and where the draft runs; with EP the experts per rank. DP, DP attention and
+    PD roles add no EAGLE3-specific refusal (docs/engines/layouts.md)."""
+    out = _experts(ctx, lay)
+    if lay.pp == 1:
+        return out
+    return _pp_verdict(ctx, lay) + _pp_embed(ctx, lay) + _draft_stage(ctx, lay) + out
 
 
 RULES = layout_findings
+REFUSALS = refusals
 
 #: the rules above as vLLM's engine page lists them
 DOC_RULES: tuple[LayoutRuleDoc, ...] = (
@@ -158,5 +258,19 @@ DOC_RULES: tuple[LayoutRuleDoc, ...] = (
         "divisibility needed)",
         ("layout.draft_stage",),
         (DRAFT_STAGE, PP_SPLIT),
+    ),
+    LayoutRuleDoc(
+        "PP > 1, the draft ships no embed_tokens, the target does not tie its embeddings",
+        "loading raises RuntimeError: <draft class> needs the target input embedding, but it is "
+        "unavailable on this PP stage (the target's embedding is on the first stage only)",
+        ("layout.pp_embed_missing",),
+        (PP_EMBED, TARGET_EMBED),
+    ),
+    LayoutRuleDoc(
+        "EP on, a MoE target",
+        "EP size = TP x DP; the routed experts are dealt out evenly, the remainder one each to "
+        "the first EP ranks (no divisibility needed)",
+        ("layout.experts_split",),
+        (EP_SIZE, EXPERT_MAP),
     ),
 )

@@ -7,7 +7,15 @@ its code:
   "Pipeline parallelism currently only supports EAGLE (non-multi-layer) speculative decoding";
   nothing there looks at the PD role first, so EAGLE3 is refused on every role;
 * python/sglang/srt/speculative/eagle_worker_v2.py:1334 ``self._hosts_draft =
-  get_parallel().pp_group.is_last_rank``: the draft on the last stage.
+  get_parallel().pp_group.is_last_rank``: the draft on the last stage;
+* arg_groups/parallel_hook.py handle_data_parallelism (line 326): with DP attention
+  ``assert cfg.tp_size % cfg.attn_dp_size == 0``;
+* speculative/eagle_worker_v2.py EAGLEWorkerV2.draft (lines 704-715): an idle-mode batch skips
+  ``draft_attn_backend.init_forward_metadata`` and still calls ``draft_forward``, the path of
+  sgl-project/sglang#29144;
+* disaggregation/utils.py MetadataBuffers.set_buf writes output_topk_p/index and hidden states
+  only ``if req.hidden_states_tensor is not None`` (the prefill ran the draft), and
+  disaggregation/decode.py _commit_transfer_to_req hands them to the speculative decode request.
 """
 
 from __future__ import annotations
@@ -47,7 +55,8 @@ def test_refusal_is_the_assert_at_line_132():
 @pytest.mark.parametrize("pp", [2, 4])
 def test_pp_refused_on_every_role(ctx, role, pp):
     fs = layout_findings(ctx, Layout(2, pp, role=role))
-    assert [f.code for f in fs] == ["layout.pp_refused", "layout.draft_stage"]
+    pd = [] if role == "both" else ["layout.pd_spec_both"]
+    assert [f.code for f in fs] == ["layout.pp_refused", "layout.draft_stage", *pd]
     assert fs[0].severity == "error"
     assert fs[0].evidence["quote"] == MESSAGE
     assert "check_pipeline_parallel_compat" in fs[0].source
@@ -55,15 +64,34 @@ def test_pp_refused_on_every_role(ctx, role, pp):
 
 
 @pytest.mark.parametrize(
-    "lay",
+    ("lay", "codes"),
     [
-        Layout(
-            2, 1, 2, dp_attention=True
-        ),  # speculative_hook.py: DP attention refused only for STANDALONE
-        Layout(2, 1, ep=True),
-        Layout(8, 1, role="decode"),
-        Layout(8, 1, 4, dp_attention=True, ep=True, role="prefill"),
+        # speculative_hook.py: DP attention refused only for STANDALONE; the #29144 path stays
+        (Layout(2, 1, 2, dp_attention=True), ["layout.dp_attention_risk"]),
+        (Layout(2, 1, ep=True), []),  # a dense target: no MoE layer to split
+        (Layout(8, 1, role="decode"), ["layout.pd_spec_both"]),
+        (
+            Layout(8, 1, 4, dp_attention=True, ep=True, role="prefill"),
+            ["layout.dp_attention_risk", "layout.pd_spec_both"],
+        ),
+        (Layout(4, 1, 2), []),  # plain DP replicas
     ],
 )
-def test_layouts_sglang_accepts_add_nothing(ctx, lay):
-    assert layout_findings(ctx, lay) == []
+def test_layouts_sglang_accepts(ctx, lay, codes):
+    fs = layout_findings(ctx, lay)
+    assert [f.code for f in fs] == codes
+    assert all(f.severity != "error" for f in fs)
+
+
+@pytest.mark.parametrize(("tp", "dp"), [(4, 3), (2, 4), (6, 4)])
+def test_dp_attention_size_must_divide_tp(ctx, tp, dp):
+    fs = layout_findings(ctx, Layout(tp, 1, dp, dp_attention=True))
+    assert [f.code for f in fs] == ["layout.dp_indivisible"]
+    assert fs[0].severity == "error"
+    assert "handle_data_parallelism" in fs[0].source
+
+
+def test_pd_note_names_the_other_role(ctx):
+    (f,) = layout_findings(ctx, Layout(8, 1, role="decode"))
+    assert "start the prefill server" in f.message
+    assert "MetadataBuffers.set_buf" in f.source

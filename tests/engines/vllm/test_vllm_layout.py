@@ -9,7 +9,18 @@ vLLM's code at v0.33.0:
 * vllm/v1/worker/gpu/model_runner.py GPUModelRunner.__init__ builds the speculator only
   ``if self.is_last_pp_rank``;
 * vllm/distributed/utils.py get_pp_indices: ``num_layers // pp`` each, the remainder added to
-  ``partitions[-i]`` for i in 2 .. remainder + 1.
+  ``partitions[-i]`` for i in 2 .. remainder + 1;
+* vllm/v1/worker/gpu/spec_decode/eagle/utils.py maybe_share_target_embed: under PP the target's
+  ``embed_tokens`` is a PPMissingLayer on the last stage unless the target ties its embeddings
+  (llama.py LlamaModel.__init__: built ``if is_first_rank or (tie_word_embeddings and
+  is_last_rank)``); a draft whose checkpoint has no embed_tokens keeps
+  ``has_own_embed_tokens = False`` (utils.py process_eagle_weight sets it only on a loaded
+  embed_tokens name) and then raises ``RuntimeError(... "needs the target input embedding, but
+  it is unavailable on this PP stage")``. yuhuili/EAGLE3-LLaMA3.1-Instruct-8B ships no
+  embed_tokens and Llama-3.1-8B-Instruct has ``tie_word_embeddings: false``;
+* vllm/distributed/parallel_state.py initialize_model_parallel: ranks laid out
+  ``reshape(-1, dp, pp, pcp, tp)``, so the last stage of DP replica d holds ranks
+  d*pp*tp + (pp-1)*tp + [0, tp).
 """
 
 from __future__ import annotations
@@ -22,7 +33,7 @@ from recipecli.check.run import run_check
 from recipecli.checkpoint import open_checkpoint
 from recipecli.engines.base import PairContext
 from recipecli.engines.layout import Layout
-from recipecli.engines.vllm.layout import layout_findings, pp_partitions
+from recipecli.engines.vllm.layout import draft_ranks, layout_findings, pp_partitions
 from recipecli.examples import example_pair
 
 
@@ -46,12 +57,48 @@ def test_pp1_has_no_layout_finding(ctx):
     assert layout_findings(_as(ctx, "AfmoeForCausalLM"), Layout(4, 1)) == []
 
 
-def test_llama_accepted_at_pp2_draft_on_last_stage(ctx):
+def test_llama_at_pp2_draft_without_embedding_is_refused(ctx):
+    # LlamaModel accepts aux capture over PP, but the draft has no embedding to borrow there
     fs = layout_findings(ctx, Layout(4, 2))
+    assert [f.code for f in fs] == ["layout.pp_embed_missing", "layout.draft_stage"]
+    assert fs[0].severity == "error"
+    assert fs[0].evidence["quote"] == (
+        "needs the target input embedding, but it is unavailable on this PP stage"
+    )
+    assert "maybe_share_target_embed" in fs[0].source
+    assert fs[1].evidence["stage"] == 1
+    assert fs[1].evidence["layers_per_stage"] == [16, 16]
+    assert fs[1].evidence["ranks"] == [[4, 5, 6, 7]]
+    assert fs[1].evidence["embed"] == "none"
+    assert fs[1].tp == 4
+
+
+def test_tied_target_lends_its_last_stage_embedding(ctx):
+    tied = dataclasses.replace(ctx, target=dataclasses.replace(ctx.target, tie=True))
+    fs = layout_findings(tied, Layout(4, 2))
     assert [f.code for f in fs] == ["layout.draft_stage"]
-    assert fs[0].evidence["stage"] == 1
-    assert fs[0].evidence["layers_per_stage"] == [16, 16]
-    assert fs[0].tp == 4
+    assert fs[0].evidence["embed"] == "share"
+
+
+def test_draft_with_its_own_embedding_keeps_it(ctx):
+    own = dataclasses.replace(ctx, draft=dataclasses.replace(ctx.draft, has_embed=True))
+    fs = layout_findings(own, Layout(2, 4))
+    assert [f.code for f in fs] == ["layout.draft_stage"]
+    assert fs[0].evidence["embed"] == "own"
+    assert fs[0].evidence["ranks"] == [[6, 7]]
+
+
+@pytest.mark.parametrize(
+    ("lay", "ranks"),
+    [
+        (Layout(4, 2), [[4, 5, 6, 7]]),
+        (Layout(2, 2, 2), [[2, 3], [6, 7]]),  # replica 1 starts at 1*2*2 = 4
+        (Layout(1, 4, 2), [[3], [7]]),
+        (Layout(8, 1), [list(range(8))]),
+    ],
+)
+def test_draft_ranks_follow_the_rank_order(lay, ranks):
+    assert draft_ranks(lay) == ranks
 
 
 def test_afmoe_refused_with_vllms_message(ctx):
@@ -75,7 +122,7 @@ def test_unknown_decoder_is_a_warning(ctx):
 def test_not_an_eagle3_target_gets_no_pp_verdict(ctx):
     # AXK1ForCausalLM does not implement SupportsEagle3: the model's own finding covers it
     fs = layout_findings(_as(ctx, "AXK1ForCausalLM"), Layout(1, 2))
-    assert [f.code for f in fs] == ["layout.draft_stage"]
+    assert not {f.code for f in fs} & {"layout.pp_refused", "layout.pp_unknown"}
 
 
 @pytest.mark.parametrize(
