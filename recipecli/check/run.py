@@ -48,6 +48,9 @@ class CheckResult:
     layouts: tuple[Layout, ...] | None = None
     #: the findings a layout causes, each with its layout (``layout.unfit`` ones included)
     layout_findings: tuple[tuple[Layout, Finding], ...] = ()
+    #: engine -> its accounting (``recipecli.engines.accounting.Accounting``), only with
+    #: ``explain`` (``check --explain``); ``engines.<engine>.accounting`` in the JSON
+    accounting: Mapping[str, Any] = field(default_factory=dict)
 
     def ok(self, strict: bool = False) -> bool:
         every = [*self.findings, *(f for _, f in self.layout_findings)]
@@ -80,6 +83,8 @@ class CheckResult:
         }
         if self.layouts is not None:
             out["layouts"] = self.layout_rows(engine)
+        if engine in self.accounting:
+            out["accounting"] = self.accounting[engine].to_dict()
         return out
 
     def _findings_dicts(self) -> list[dict[str, Any]]:
@@ -122,6 +127,7 @@ def run_check(
     layouts: LayoutRequest | None = None,
     method: str | None = None,  # None: the EAGLE3 check as before (issue #27)
     num_speculative_tokens: int | None = None,
+    explain: bool = False,
 ) -> CheckResult:
     """Run the checkpoint rules and every requested engine model on a target/draft pair.
 
@@ -133,6 +139,7 @@ def run_check(
         max_model_len: serving length for ``maxpos.short`` (default: target max_position_embeddings).
         kernel: ``auto|cpu|cuda|skip``; anything but ``skip`` runs the fused-norm kernel check.
         layouts: the layout options (:class:`LayoutRequest`); None = TP only, as before.
+        explain: keep each engine's accounting (``CheckResult.accounting``, ``check --explain``).
         method, num_speculative_tokens: see :func:`recipecli.engines.methods.run_methods`.
 
     Returns:
@@ -148,8 +155,9 @@ def run_check(
     chosen, findings = _method_run(ctx, findings, method, engines, num_speculative_tokens)
     rows: list[SharingRow] = []
     resolved: dict[str, dict[str, Any]] = {}
+    accounting: dict[str, Any] = {}
     if ctx.draft.is_eagle3 and chosen in (None, "eagle3"):
-        findings += _run_models(ctx, models, rows, resolved)
+        findings += _run_models(ctx, models, rows, resolved, accounting if explain else None)
         findings.extend(_aux_summary(ctx, resolved))
         findings.extend(kernel_findings(draft_ck, kernel, tuple(engines)))
     findings.sort(key=_finding_order)
@@ -165,6 +173,7 @@ def run_check(
         resolved,
         {m.name: m.version_info() for m in models},
         *_layout_run(ctx, engines, layouts),
+        accounting,
     )
 
 
@@ -241,10 +250,12 @@ def _run_models(
     models: Sequence[EngineModel],
     rows: list[SharingRow],
     resolved: dict[str, dict[str, Any]],
+    accounting: dict[str, Any] | None = None,
 ) -> list[Finding]:
     """Run each engine model on the pair: its findings (returned, in model order), its
-    embedding-sharing rows (appended to ``rows``) and its resolved values (``resolved[engine]``:
-    value name -> ``{"value", "origin"}``)."""
+    embedding-sharing rows (appended to ``rows``), its resolved values (``resolved[engine]``:
+    value name -> ``{"value", "origin"}``) and, when ``accounting`` is given, its accounting
+    (``EngineModel.explain``; none for a run that stopped early)."""
     findings: list[Finding] = []
     for model in models:
         run = model.run(ctx)
@@ -253,6 +264,9 @@ def _run_models(
         resolved[model.name] = {
             k: {"value": v.value, "origin": v.origin} for k, v in run.resolved.items()
         }
+        explained = model.explain(run) if accounting is not None else None
+        if accounting is not None and explained is not None:
+            accounting[model.name] = explained
     return findings
 
 

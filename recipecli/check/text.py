@@ -177,6 +177,7 @@ def format_result(
     lines += _layout_matrix(res, color, width)
     lines += _finding_lines(res, color, width)
     lines += _sharing_table(res, width)
+    lines += accounting_lines(res)
     if verdict:
         lines += ["", *verdict_line([res], strict=strict, color=color, width=width)]
     return "\n".join(lines)
@@ -401,3 +402,26 @@ def verdict_line(
     )
     text = f"{_failure_text(failures) or 'failed'}{left_out} ({above} above)"
     return wrap_line(paint(f"exit {EXIT_FINDINGS}", "error", color) + ": " + text, width)
+
+
+def accounting_lines(res: CheckResult) -> list[str]:
+    """``check --explain``: per engine, every config key (read / defaulted / ignored, with the
+    value the engine uses and where it reads it), every checkpoint tensor (loaded into which
+    parameter, skipped, dropped, refused) and every parameter (filled, from target, left at
+    init); nothing without ``--explain`` (docs/check.md#accounting)."""
+    out: list[str] = []
+    for engine, acc in res.accounting.items():
+        out += ["", f"Accounting ({engine}): config keys"]
+        for k in acc.keys:
+            value = "" if k.status == "ignored" else f" = {k.value!r} ({k.where}: {k.origin})"
+            out.append(f"  {k.status:<9} {k.key}{value}")
+        out.append(f"Accounting ({engine}): checkpoint tensors")
+        for t in acc.tensors:
+            into = f" -> {t.param}" if t.param else ""
+            note = f" ({t.note})" if t.note else ""
+            out.append(f"  {t.status:<9} {t.name}{into}{note}")
+        out.append(f"Accounting ({engine}): parameters")
+        for p in acc.params:
+            by = f" <- {p.by}" if p.by else ""
+            out.append(f"  {p.status:<12} {p.param}{by}")
+    return out

@@ -264,12 +264,24 @@ class EngineModel:
         steps: in the engine's order.
         notes: facts about how this model is checked (conformance, data extraction).
         sections: other documented facts (override placement, CLI), each under an anchor.
+        accounting: ``(run) -> Accounting`` (recipecli/engines/accounting.py): every config key,
+            checkpoint tensor and parameter of the run's draft as the engine uses it; None for
+            an engine without one (``check --explain`` then shows none).
     """
 
     spec: EngineSpec
     steps: tuple[Step, ...]
     notes: tuple[str, ...] = ()
     sections: tuple[Section, ...] = ()
+    accounting: Callable[[EngineRun], Any] | None = None
+
+    def explain(self, run: EngineRun) -> Any:
+        """The engine's accounting of a finished ``run`` (an ``Accounting``), or None when the
+        engine has none or the run stopped before its tensors step (the name map needs the
+        resolved config)."""
+        if self.accounting is None or run.stop:
+            return None
+        return self.accounting(run)
 
     @property
     def name(self) -> str:

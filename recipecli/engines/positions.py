@@ -99,3 +99,26 @@ def tie_reduced_vocab_findings(
     yield finding(
         "tie.reduced_vocab", text, severity=severity, engine=engine, source=source, Vd=d.Vd, V=V
     )
+
+
+def input_norm_dropped_findings(
+    run: EngineRun, names: list[str], *, engine: str, title: str, reads: str, source: Citation
+) -> Iterator[Finding]:
+    """``tensor.dropped`` for shipped ``input_norm.`` tensors the engine's ``load_weights``
+    passes over (``names``, from the engine's own name map): without ``norm_before_fc`` (read
+    where ``reads`` says) the engine builds no ``input_norm``, so fc takes the aux states without
+    the norm the draft was trained with. An error by the severity policy (a trained weight the
+    draft runs without), on each engine that drops it."""
+    if not names:
+        return
+    yield finding(
+        "tensor.dropped",
+        f"the draft ships {names[0]} but norm_before_fc is {run.get('norm_before_fc')} "
+        f"({run.resolved['norm_before_fc'].origin}; {title} reads it {reads}): {title} builds no "
+        "input_norm and its load_weights drops the tensor without a word, so fc runs on aux "
+        'states without the norm it was trained with; set "norm_before_fc": true if it was '
+        "trained with it, else drop the tensor",
+        engine=engine,
+        source=source,
+        dropped=names,
+    )

@@ -21,6 +21,7 @@ from recipecli.engines.base import EngineModel
 
 # the step modules register their steps on ``steps`` when imported
 from recipecli.engines.sglang import config, target, tensors  # noqa: F401
+from recipecli.engines.sglang.accounting import accounting
 from recipecli.engines.sglang.sections import NOTES, SECTIONS
 from recipecli.engines.sglang.sources import steps
 from recipecli.engines.sglang.spec import SPEC
@@ -31,4 +32,5 @@ MODEL = EngineModel(
     steps=tuple(sorted(steps.items, key=lambda s: s.key)),
     notes=NOTES,
     sections=SECTIONS,
+    accounting=accounting,
 )

@@ -7,6 +7,7 @@ from typing import Any
 
 from recipecli.codes import finding
 from recipecli.draft import DraftModel
+from recipecli.engines.accounting import TensorUse, stack
 from recipecli.engines.base import (
     EngineRun,
 )
@@ -21,6 +22,7 @@ from recipecli.engines.common import (
     unexpected_tensors,
 )
 from recipecli.engines.positions import (
+    input_norm_dropped_findings,
     rope_mismatch_findings,
     t2d_invalid_findings,
     tie_reduced_vocab_findings,
@@ -97,6 +99,65 @@ def allocated(run: EngineRun) -> dict[str, tuple[int, ...]]:
     return out
 
 
+#: ``load_weights``' legacy names (substring -> module name), in its order
+LEGACY_NAMES: tuple[tuple[str, str], ...] = (
+    ("midlayer", "layers.0"),
+    ("aux_norm_low", "fc_norm.0"),
+    ("aux_norm_mid", "fc_norm.1"),
+    ("aux_norm_high", "fc_norm.2"),
+)
+
+
+def param_name(name: str, params: Mapping[str, Any]) -> str:
+    """The SGLang parameter a checkpoint name loads into: the legacy renames (``midlayer`` ->
+    ``layers.0``, ``aux_norm_low/mid/high`` -> ``fc_norm.0/1/2``), q/k/v and gate/up folded into
+    ``qkv_proj`` / ``gate_up_proj``, then the name itself when ``params`` has it, else
+    ``model.`` + name (``LlamaForCausalLMEagle3.load_weights``); ``d2t`` is ``hot_token_id``."""
+    for old, new in LEGACY_NAMES:
+        if old in name:
+            name = name.replace(old, new)
+    if "d2t" in name:
+        return "hot_token_id"
+    name = stack(name)
+    return name if name in params else f"model.{name}"
+
+
+def tensor_use(name: str, params: Mapping[str, Any]) -> TensorUse:
+    """What SGLang's ``load_weights`` does with checkpoint tensor ``name``: ``d2t`` becomes
+    ``hot_token_id`` (``d2t + arange``), ``t2d`` is skipped, a name with a parameter loads, and
+    any other name is passed over without a word (dropped: no error, no log)."""
+    if "t2d" in name and "d2t" not in name:
+        return TensorUse(name, "skipped", None, "load_weights skips names containing t2d")
+    param = param_name(name, params)
+    if param in params:
+        return TensorUse(name, "loaded", param, "")
+    return TensorUse(
+        name, "dropped", None, "no parameter of that name: load_weights passes over it"
+    )
+
+
+def built_params(run: EngineRun) -> dict[str, str | None]:
+    """Every parameter ``LlamaForCausalLMEagle3.__init__`` builds (name -> what ``init_lm_head``
+    swaps in from the target, None when nothing): the weights of :func:`allocated`,
+    ``model.embed_tokens.weight`` (``set_embed`` replaces it unless ``target_hidden_size`` is set
+    and differs from ``hidden_size``), ``lm_head.weight`` (none when tied: ``lm_head`` is the
+    embedding module; the target's with ``draft_vocab_size`` null) and ``hot_token_id`` (a
+    buffer, None until ``d2t`` fills it: the draft then proposes its own ids)."""
+    d, cfg = run.ctx.draft, run.ctx.draft_ck.config
+    shares = cfg.get("target_hidden_size") in (None, run.get("H"))
+    out: dict[str, str | None] = {
+        "model.embed_tokens.weight": "the target's embed_tokens (set_embed)" if shares else None
+    }
+    for name in allocated(run):
+        out.setdefault(param_name(name, out | {"lm_head.weight": None}), None)
+    if not d.tie_word_embeddings:
+        out["lm_head.weight"] = (
+            "the target's lm_head (set_embed_and_head)" if run.get("head_from_target") else None
+        )
+    out["hot_token_id"] = None
+    return out
+
+
 @steps.add(
     "e",
     "Tensors",
@@ -112,6 +173,7 @@ def allocated(run: EngineRun) -> dict[str, tuple[int, ...]]:
         "vocab.t2d_invalid",
         "tie.reduced_vocab",
         "aux.fc_unused",
+        "tensor.dropped",
     ),  # fmt: skip
 )
 def step_tensors(run: EngineRun) -> Iterable[Finding]:
@@ -146,6 +208,7 @@ def step_tensors(run: EngineRun) -> Iterable[Finding]:
         return
     if d.attention != "MLA":
         yield from _weights(run)
+        yield from _input_norm_dropped(run)
     V, Vd = t.V, run.get("Vd")
     if V is not None and Vd is not None and Vd < V and "d2t" not in tensors:
         yield finding(
@@ -226,6 +289,27 @@ def _weights(run: EngineRun) -> Iterator[Finding]:
             source=(DRAFT_LOAD, DRAFT_LAYER),
             unexpected=extra,
         )
+
+
+def _input_norm_dropped(run: EngineRun) -> Iterator[Finding]:
+    """``tensor.dropped`` for a shipped ``input_norm.`` tensor :func:`tensor_use` drops:
+    ``LlamaModel.__init__`` builds ``input_norm`` only with ``norm_before_fc``
+    (``eagle_config`` first, then the top level) and ``load_weights`` passes over a name without
+    a parameter."""
+    params = built_params(run)
+    names = [
+        n
+        for n in run.ctx.draft_ck.tensors
+        if "input_norm." in n and tensor_use(n, params).status == "dropped"
+    ]
+    yield from input_norm_dropped_findings(
+        run,
+        names,
+        engine=NAME,
+        title="SGLang",
+        reads="from eagle_config first, then the top level",
+        source=(DRAFT_MODEL, DRAFT_LOAD),
+    )
 
 
 def _required(run: EngineRun, want: dict[str, tuple[int, ...]]) -> dict[str, tuple[int, ...]]:

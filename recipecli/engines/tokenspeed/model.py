@@ -13,6 +13,7 @@ from recipecli.engines.base import EngineModel
 
 # the step modules register their steps on ``steps`` when imported
 from recipecli.engines.tokenspeed import config, target, tensors  # noqa: F401
+from recipecli.engines.tokenspeed.accounting import accounting
 from recipecli.engines.tokenspeed.sections import NOTES, SECTIONS
 from recipecli.engines.tokenspeed.sources import steps
 from recipecli.engines.tokenspeed.spec import SPEC
@@ -23,4 +24,5 @@ MODEL = EngineModel(
     steps=tuple(sorted(steps.items, key=lambda s: s.key)),
     notes=NOTES,
     sections=SECTIONS,
+    accounting=accounting,
 )

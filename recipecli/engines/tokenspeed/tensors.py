@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
 
 from recipecli.codes import finding
 from recipecli.draft import DraftModel
+from recipecli.engines.accounting import TensorUse, stack
 from recipecli.engines.base import (
     EngineRun,
     SharingRow,
@@ -23,6 +25,7 @@ from recipecli.engines.common import (
     unexpected_tensors,
 )
 from recipecli.engines.positions import (
+    input_norm_dropped_findings,
     rope_mismatch_findings,
     t2d_invalid_findings,
     tie_reduced_vocab_findings,
@@ -86,6 +89,56 @@ def allocated(run: EngineRun) -> dict[str, tuple[int, ...]]:
     return out
 
 
+def param_name(name: str, params: Mapping[str, Any]) -> str:
+    """The tokenspeed parameter a checkpoint name loads into: a leading ``layers.0.`` becomes
+    ``midlayer.``, q/k/v and gate/up fold into ``qkv_proj`` / ``gate_up_proj``, then the name
+    itself when ``params`` has it, else ``model.`` + name
+    (``LlamaForCausalLMEagle3.load_weights``); ``d2t`` is ``hot_token_id``."""
+    if name.startswith("layers.0."):
+        name = "midlayer." + name[len("layers.0.") :]
+    if "d2t" in name:
+        return "hot_token_id"
+    name = stack(name)
+    return name if name in params else f"model.{name}"
+
+
+def tensor_use(name: str, params: Mapping[str, Any]) -> TensorUse:
+    """What tokenspeed's ``load_weights`` does with checkpoint tensor ``name``: ``d2t`` becomes
+    ``hot_token_id`` (``d2t + arange``), ``t2d`` is skipped, a name with a parameter loads, and
+    any other name is passed over without a word (dropped)."""
+    if "t2d" in name and "d2t" not in name:
+        return TensorUse(name, "skipped", None, "load_weights skips names containing t2d")
+    param = param_name(name, params)
+    if param in params:
+        return TensorUse(name, "loaded", param, "")
+    return TensorUse(
+        name, "dropped", None, "no parameter of that name: load_weights passes over it"
+    )
+
+
+def built_params(run: EngineRun) -> dict[str, str | None]:
+    """Every parameter ``LlamaForCausalLMEagle3.__init__`` builds (name -> what
+    ``set_embed_and_head`` swaps in from the target, None when nothing): the weights of
+    :func:`allocated`, ``model.embed_tokens.weight`` (replaced unless ``target_hidden_size`` is
+    set and differs from ``hidden_size``), ``lm_head.weight`` (none when tied: ``lm_head`` is the
+    embedding module; the target's when the draft is untied and declares no
+    ``draft_vocab_size``) and ``hot_token_id`` (None until ``d2t`` fills it)."""
+    d, cfg = run.ctx.draft, run.ctx.draft_ck.config
+    shares = cfg.get("target_hidden_size") in (None, run.get("H"))
+    out: dict[str, str | None] = {
+        "model.embed_tokens.weight": "the target's embed_tokens (set_embed_and_head)"
+        if shares
+        else None
+    }
+    for name in allocated(run):
+        out.setdefault(param_name(name, out | {"lm_head.weight": None}), None)
+    if not d.tie_word_embeddings:
+        head = shares and not d.draft_vocab_size_declared
+        out["lm_head.weight"] = "the target's lm_head (set_embed_and_head)" if head else None
+    out["hot_token_id"] = None
+    return out
+
+
 @steps.add(
     "e",
     "Tensors",
@@ -125,6 +178,31 @@ def step_tensors(run: EngineRun) -> Iterable[Finding]:
         return  # the MLA draft's attention tensors follow DeepseekV3's layout; not modelled tensor by tensor
     yield from _weights(run)
     yield from _vocab_and_head(run)
+    yield from _input_norm_dropped(run)
+
+
+def _input_norm_dropped(run: EngineRun) -> Iterator[Finding]:
+    """``tensor.dropped`` for a shipped ``input_norm.`` tensor :func:`tensor_use` drops:
+    ``Eagle3LlamaModel.__init__`` builds ``input_norm`` only with a top-level
+    ``norm_before_fc`` and ``load_weights`` passes over a name without a parameter. A nested
+    ``eagle_config.norm_before_fc`` is ``norm.flag_ignored`` (step a) instead."""
+    ec = run.ctx.draft_ck.config.get("eagle_config")
+    if isinstance(ec, dict) and "norm_before_fc" in ec:
+        return
+    params = built_params(run)
+    names = [
+        n
+        for n in run.ctx.draft_ck.tensors
+        if "input_norm." in n and tensor_use(n, params).status == "dropped"
+    ]
+    yield from input_norm_dropped_findings(
+        run,
+        names,
+        engine=NAME,
+        title="tokenspeed",
+        reads="from the top level only",
+        source=(DRAFT_MODEL, DRAFT_LOAD),
+    )
 
 
 def _t2d_and_tie(run: EngineRun) -> Iterator[Finding]:
@@ -344,16 +422,7 @@ def _sharing(
     if verdict == "error":
         findings.append(_share_error(run, tp, H, target_shape, sharded, replicated))
     if verdict == "share-replicated" and d.tie_word_embeddings:
-        findings.append(
-            finding(
-                "embed.tied_stale",
-                f"tie_word_embeddings with a rebuilt (replicated) embedding at TP {tp}: the tied head keeps pointing "
-                "at the old sharded weight (open review on tokenspeed PR #837); set tie_word_embeddings false",
-                engine=NAME,
-                tp=tp,
-                source=SET_EMBED,
-            )
-        )
+        findings.append(_tied_stale(d, tp))
     if verdict in ("share", "share-replicated"):
         embed_rows = target_rows or 0
     elif verdict == "own":
@@ -364,6 +433,32 @@ def _sharing(
     row = sharing_row(ctx, NAME, tp, (target_shape, sharded, replicated), verdict, head, embed_rows,
                       1 if mla else tp, width or 0, note)  # fmt: skip
     return row, findings
+
+
+def _tied_stale(d: DraftModel, tp: int) -> Finding:
+    """``embed.tied_stale`` at TP ``tp``: ``LlamaForCausalLMEagle3.__init__`` makes the tied
+    ``lm_head`` the embedding module and ``set_embed_and_head`` replaces
+    ``model.embed_tokens`` with a rebuilt replicated module, so the head keeps the old sharded
+    module (open review on tokenspeed PR #837). Its weight is the draft's own ``embed_tokens``
+    when the checkpoint ships one (the head serves the weights it was trained with: a warning),
+    else left at its initial value (the draft proposes from garbage: an error, by the severity
+    policy's weight left uninitialised)."""
+    kept = (
+        "the draft's own embed_tokens, as loaded"
+        if d.has_embed
+        else "a weight nothing fills (the draft ships no embed_tokens): it proposes from garbage"
+    )
+    return finding(
+        "embed.tied_stale",
+        f"tie_word_embeddings with a rebuilt (replicated) embedding at TP {tp}: the tied head keeps "
+        f"the old sharded module, holding {kept} (open review on tokenspeed PR #837); set "
+        "tie_word_embeddings false",
+        severity="warning" if d.has_embed else "error",
+        engine=NAME,
+        tp=tp,
+        source=(DRAFT_INIT, SET_EMBED),
+        head_weight="draft embed_tokens" if d.has_embed else "left at init",
+    )
 
 
 def _verdicts(

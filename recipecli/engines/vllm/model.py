@@ -15,6 +15,7 @@ from recipecli.engines.base import EngineModel
 
 # the step modules register their steps on ``steps`` when imported
 from recipecli.engines.vllm import config, target, tensors  # noqa: F401
+from recipecli.engines.vllm.accounting import accounting
 from recipecli.engines.vllm.sections import NOTES, SECTIONS
 from recipecli.engines.vllm.sources import steps
 from recipecli.engines.vllm.spec import SPEC
@@ -25,4 +26,5 @@ MODEL = EngineModel(
     steps=tuple(sorted(steps.items, key=lambda s: s.key)),
     notes=NOTES,
     sections=SECTIONS,
+    accounting=accounting,
 )

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
 
 from recipecli.codes import finding
+from recipecli.engines.accounting import TensorUse, stack
 from recipecli.engines.base import (
     EngineRun,
     SharingRow,
@@ -22,6 +24,7 @@ from recipecli.engines.common import (
     unexpected_tensors,
 )
 from recipecli.engines.positions import (
+    input_norm_dropped_findings,
     rope_mismatch_findings,
     t2d_invalid_findings,
     tie_reduced_vocab_findings,
@@ -184,6 +187,65 @@ def step_tensors(run: EngineRun) -> Iterable[Finding]:
         )
     yield from _vocab_and_bias(run)
     yield from _fc_unused(run)
+    yield from _input_norm_dropped(run, want)
+
+
+def _input_norm_dropped(run: EngineRun, want: dict[str, tuple[int, ...]]) -> Iterator[Finding]:
+    """``tensor.dropped`` (error: a trained weight the draft runs without) for a shipped
+    ``input_norm.weight`` that :func:`tensor_use` drops: without ``norm_before_fc`` (read from
+    ``eagle_config`` first, then the top level, default false) ``LlamaModel.__init__`` builds no
+    ``input_norm`` and ``load_weights`` maps ``input_norm.`` to None, so fc takes the aux states
+    un-normalised, without a word."""
+    if not run.get("use_aux"):
+        return  # no fc at all: aux.fc_unused says so
+    params = {param_name(n): None for n in want}
+    names = [
+        n
+        for n in run.ctx.draft_ck.tensors
+        if "input_norm." in n and tensor_use(run, n, params).status == "dropped"
+    ]
+    yield from input_norm_dropped_findings(
+        run,
+        names,
+        engine=NAME,
+        title="vLLM",
+        reads="from eagle_config first, then the top level",
+        source=(EAGLE3_MODEL, EAGLE3_LOAD),
+    )
+
+
+def param_name(name: str) -> str:
+    """The vLLM parameter a checkpoint name loads into, once it gets that far: ``lm_head``
+    names stay, every other name gets ``model.`` (``Eagle3LlamaForCausalLM.load_weights``),
+    ``midlayer.`` becomes ``layers.0.`` and q/k/v, gate/up fold into ``qkv_proj`` /
+    ``gate_up_proj`` (``LlamaModel.hf_to_vllm_mapper``); ``d2t`` is ``draft_id_to_target_id``."""
+    if "d2t" in name:
+        return name.replace("d2t", "draft_id_to_target_id")
+    full = name if "lm_head" in name else "model." + name
+    return stack(full.replace("midlayer.", "layers.0."))
+
+
+def tensor_use(run: EngineRun, name: str, params: Mapping[str, Any]) -> TensorUse:
+    """What vLLM's ``load_weights`` does with checkpoint tensor ``name``: ``t2d`` and
+    ``mask_hidden`` (without parallel drafting) are skipped before mapping; ``fc.`` names without
+    aux hidden states and ``input_norm.`` names without ``norm_before_fc`` are mapped to None
+    (``WeightsMapper(orig_to_new_substr={...: None})``: dropped); a name with a parameter loads;
+    an unexpected ``.bias`` is ignored (``AutoWeightsLoader.load_weights`` adds the suffix to
+    ``ignore_unexpected_suffixes``: dropped); any other name raises."""
+    if "t2d" in name:
+        return TensorUse(name, "skipped", None, "load_weights skips names containing t2d")
+    if "mask_hidden" in name:
+        return TensorUse(name, "skipped", None, "mask_hidden without parallel drafting")
+    if not run.get("use_aux") and "fc." in name:
+        return TensorUse(name, "dropped", None, "no fc without aux hidden states ('fc.': None)")
+    if not run.get("norm_before_fc") and "input_norm." in name:
+        return TensorUse(name, "dropped", None, "no input_norm without norm_before_fc")
+    param = param_name(name)
+    if param in params:
+        return TensorUse(name, "loaded", param, "")
+    if name.endswith(".bias"):
+        return TensorUse(name, "dropped", None, "AutoWeightsLoader ignores an unexpected .bias")
+    return TensorUse(name, "refused", None, "no module or parameter of that name: the load raises")
 
 
 def _fc_unused(run: EngineRun) -> Iterator[Finding]:

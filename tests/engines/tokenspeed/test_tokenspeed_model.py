@@ -94,12 +94,24 @@ def test_embed_tied_stale(tmp_path):
     # [640, 64] -> rebuild replicated and share; the tied head keeps the stale sharded weight
     res = _minimax_tied_pair(tie=True).run(tmp_path, tps=(1, 2))
     f = one(res, "embed.tied_stale")
-    assert (f.severity, f.engine, f.tp) == ("warning", "tokenspeed", 2)
+    # the draft ships no embed_tokens: the old module the tied head keeps
+    # (LlamaForCausalLMEagle3.__init__: lm_head = model.embed_tokens) is filled by nothing in
+    # load_weights, and set_embed_and_head swaps only model.embed_tokens -> left at init: error
+    assert (f.severity, f.engine, f.tp) == ("error", "tokenspeed", 2)
+    assert f.evidence == {"head_weight": "left at init"}
     rows = {(r.engine, r.tp): r for r in res.embed_sharing}
     assert rows["tokenspeed", 2].target_shape == (640, 64)
     assert rows["tokenspeed", 2].verdict == "share-replicated"
     # TP 1: sharded == replicated == [640, 64] -> plain share, no rebuild, no warning
     assert rows["tokenspeed", 1].verdict == "share"
+
+
+def test_embed_tied_stale_with_own_embedding_is_a_warning(tmp_path):
+    # with the draft's embed_tokens [640, 64] shipped, load_weights fills the old module first,
+    # so the stale tied head holds the draft's own trained embedding: a warning
+    p = _minimax_tied_pair(tie=True).put("embed_tokens.weight", "BF16", (640, 64))
+    f = one(p.run(tmp_path, tps=(2,)), "embed.tied_stale")
+    assert (f.severity, f.evidence) == ("warning", {"head_weight": "draft embed_tokens"})
 
 
 def test_embed_tied_stale_twin(tmp_path):

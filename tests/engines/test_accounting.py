@@ -1,0 +1,123 @@
+"""Each engine's accounting of a draft (recipecli/engines/accounting.py, issue #24 item 1) and the
+findings it grades: expected names and statuses worked out by hand from the engines' code at the
+pins (file and function in each comment) on tests/helpers/pairs.py's base pair (format B,
+``midlayer.`` naming, one layer, lm_head, d2t and t2d, no embed_tokens, Vd 128 < V 640).
+"""
+
+from __future__ import annotations
+
+import json
+
+from helpers.pairs import base_pair, find, one
+
+from recipecli.check.text import accounting_lines
+
+QKV = "model.layers.0.self_attn.qkv_proj.weight"
+
+
+def _acc(res, engine):
+    return res.accounting[engine]
+
+
+def test_vllm_name_map_on_the_base_pair(tmp_path):
+    res = base_pair().run(tmp_path, tps=(1,), engines=("vllm",), explain=True)
+    acc = _acc(res, "vllm")
+    use = {t.name: (t.status, t.param) for t in acc.tensors}
+    # llama_eagle3.py LlamaModel.hf_to_vllm_mapper: midlayer. -> layers.0., q/k/v -> qkv_proj;
+    # Eagle3LlamaForCausalLM.load_weights: "model." before every name but lm_head
+    for p in "qkv":
+        assert use[f"midlayer.self_attn.{p}_proj.weight"] == ("loaded", QKV)
+    assert use["midlayer.mlp.up_proj.weight"] == (
+        "loaded",
+        "model.layers.0.mlp.gate_up_proj.weight",
+    )
+    assert use["lm_head.weight"] == ("loaded", "lm_head.weight")
+    assert use["fc.weight"] == ("loaded", "model.fc.weight")
+    # load_weights: d2t renamed draft_id_to_target_id (built since Vd 128 != V 640); t2d skipped
+    assert use["d2t"] == ("loaded", "draft_id_to_target_id")
+    assert use["t2d"] == ("skipped", None)
+    params = {p.param: p.status for p in acc.params}
+    # no embed_tokens in the draft: the proposer shares the target's
+    assert params["model.embed_tokens.weight"] == "from target"
+    assert acc.params_by("left at init") == []
+    assert params[QKV] == "filled"
+
+
+def test_vllm_unfilled_parameter_is_left_at_init(tmp_path):
+    res = base_pair().drop("norm.weight").run(tmp_path, tps=(1,), engines=("vllm",), explain=True)
+    # LlamaModel.__init__ builds model.norm [H]; nothing loads it (load_weights returns None,
+    # so DefaultModelLoader does not check): left at init, and tensor.missing says so
+    assert _acc(res, "vllm").params_by("left at init") == ["model.norm.weight"]
+    assert find(res, "tensor.missing", engine="vllm")
+
+
+def test_input_norm_without_norm_before_fc_is_dropped_on_every_engine(tmp_path):
+    # fc input k*Ht = 3*64 = 192; no norm_before_fc anywhere. vLLM: LlamaModel.__init__ builds no
+    # input_norm, load_weights maps "input_norm." to None. SGLang and tokenspeed: no parameter of
+    # that name, load_weights passes over it. A trained weight the draft runs without: error.
+    p = base_pair().put("input_norm.weight", "BF16", (192,))
+    res = p.run(tmp_path, tps=(1,), explain=True)
+    for engine in ("vllm", "sglang", "tokenspeed"):
+        f = one(res, "tensor.dropped", engine=engine)
+        assert f.severity == "error"
+        assert f.evidence == {"dropped": ["input_norm.weight"]}
+        assert _acc(res, engine).tensors_by("dropped") == ["input_norm.weight"]
+
+
+def test_input_norm_with_nested_norm_before_fc(tmp_path):
+    # vLLM and SGLang read eagle_config.norm_before_fc first (LlamaModel.__init__), so
+    # input_norm [192] is built and loaded; tokenspeed reads the top level only:
+    # norm.flag_ignored (step a) reports it, not a second tensor.dropped
+    p = base_pair().put("input_norm.weight", "BF16", (192,))
+    p.draft.setdefault("eagle_config", {})["norm_before_fc"] = True
+    res = p.run(tmp_path, tps=(1,), explain=True)
+    assert not find(res, "tensor.dropped")
+    for engine in ("vllm", "sglang"):
+        use = {t.name: (t.status, t.param) for t in _acc(res, engine).tensors}
+        assert use["input_norm.weight"] == ("loaded", "model.input_norm.weight")
+        keys = {k.key: (k.status, k.value, k.where) for k in _acc(res, engine).keys}
+        assert keys["eagle_config.norm_before_fc"] == ("read", True, "eagle_config")
+    assert _acc(res, "tokenspeed").tensors_by("dropped") == ["input_norm.weight"]
+    assert find(res, "norm.flag_ignored", engine="tokenspeed")
+
+
+def test_tokenspeed_and_sglang_module_names(tmp_path):
+    res = base_pair().run(tmp_path, tps=(1,), engines=("sglang", "tokenspeed"), explain=True)
+    # SGLang load_weights legacy_name_map: midlayer -> layers.0, then "model." + name;
+    # tokenspeed keeps midlayer. (it maps a leading layers.0. to midlayer.); both d2t -> hot_token_id
+    sg = {t.name: t.param for t in _acc(res, "sglang").tensors}
+    ts = {t.name: t.param for t in _acc(res, "tokenspeed").tensors}
+    assert sg["midlayer.self_attn.q_proj.weight"] == QKV
+    assert ts["midlayer.self_attn.q_proj.weight"] == "model.midlayer.self_attn.qkv_proj.weight"
+    assert sg["d2t"] == ts["d2t"] == "hot_token_id"
+    # init_lm_head / set_embed_and_head swap the target's embedding in (target_hidden_size absent)
+    for engine in ("sglang", "tokenspeed"):
+        params = {p.param: p.status for p in _acc(res, engine).params}
+        assert params["model.embed_tokens.weight"] == "from target"
+
+
+def test_ignored_key_and_nested_flag(tmp_path):
+    # vLLM's Eagle3LlamaForCausalLM never reads tie_word_embeddings; fc_norm is read from the top
+    # level only (LlamaModel.__init__: getattr(config, "fc_norm", False))
+    p = base_pair()
+    p.draft.setdefault("eagle_config", {})["fc_norm"] = False
+    res = p.run(tmp_path, tps=(1,), engines=("vllm",), explain=True)
+    keys = {k.key: k.status for k in _acc(res, "vllm").keys}
+    assert keys["eagle_config.fc_norm"] == "ignored"
+    assert keys["fc_norm"] == "defaulted"
+    assert keys["hidden_size"] == "read"
+
+
+def test_accounting_only_with_explain(tmp_path):
+    res = base_pair().run(tmp_path, tps=(1,))
+    doc = res.to_dict()
+    assert all("accounting" not in e for e in doc["engines"].values())
+    assert accounting_lines(res) == []
+    res = base_pair().run(tmp_path / "x", tps=(1,), explain=True)
+    doc = json.loads(json.dumps(res.to_dict(), default=str))
+    acc = doc["engines"]["vllm"]["accounting"]
+    assert set(acc) == {"keys", "tensors", "params"}
+    assert {"name": "t2d", "status": "skipped", "param": None} == {
+        k: acc["tensors"][-1][k] for k in ("name", "status", "param")
+    }
+    assert any(line.startswith("Accounting (sglang)") for line in accounting_lines(res))
