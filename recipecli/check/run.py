@@ -257,17 +257,46 @@ def _run_models(
     value name -> ``{"value", "origin"}``) and, when ``accounting`` is given, its accounting
     (``EngineModel.explain``; none for a run that stopped early)."""
     findings: list[Finding] = []
+    draft = ctx.draft.to_dict()
+    written = {k: draft.get(k) for k in CONFIG_VALUES}
     for model in models:
         run = model.run(ctx)
         findings.extend(run.findings)
         rows.extend(run.sharing)
         resolved[model.name] = {
-            k: {"value": v.value, "origin": v.origin} for k, v in run.resolved.items()
+            k: _resolved_entry(v.value, v.origin, written.get(k)) for k, v in run.resolved.items()
         }
         explained = model.explain(run) if accounting is not None else None
         if accounting is not None and explained is not None:
             accounting[model.name] = explained
     return findings
+
+
+#: resolved values the draft's config also writes (``DraftModel`` geometry): ``resolved`` gives
+#: the config's beside the engine's where they differ (issue #24 item 7)
+CONFIG_VALUES: tuple[str, ...] = (
+    "H",
+    "nh",
+    "nkv",
+    "hd",
+    "I",
+    "layers",
+    "eps",
+    "V",
+    "Vd",
+    "Ht",
+    "k",
+)
+
+
+def _resolved_entry(value: Any, origin: str, written: Any) -> dict[str, Any]:
+    """``resolved.<engine>.<name>``: ``{"value", "origin"}``, the engine's value and where it
+    comes from, plus ``config_value`` when the draft's config writes another (e.g. the fc chunk
+    count ``k``: the config's id count where the engine counts otherwise)."""
+    out = {"value": value, "origin": origin}
+    if written is not None and value is not None and written != value:
+        out["config_value"] = written
+    return out
 
 
 def _aux_summary(ctx: PairContext, resolved: Mapping[str, Mapping[str, Any]]) -> list[Finding]:

@@ -121,3 +121,16 @@ def test_accounting_only_with_explain(tmp_path):
         k: acc["tensors"][-1][k] for k in ("name", "status", "param")
     }
     assert any(line.startswith("Accounting (sglang)") for line in accounting_lines(res))
+
+
+def test_resolved_keeps_the_engines_value_and_adds_the_configs(tmp_path):
+    # four top-level ids on a format B draft: vLLM's LlamaModel.__init__ counts only
+    # num_aux_hidden_states or eagle_config's ids, else 3, so its fc takes k = 3 while the
+    # config writes 4 ids (issue #24 item 7: resolved shows the engine's, config_value beside)
+    p = base_pair()
+    p.draft["eagle_aux_hidden_state_layer_ids"] = [1, 2, 3, 4]
+    res = p.run(tmp_path, tps=(1,), engines=("vllm",))
+    k = res.to_dict()["resolved"]["vllm"]["k"]
+    assert (k["value"], k["config_value"]) == (3, 4)
+    # H agrees with the config (64): no config_value
+    assert "config_value" not in res.to_dict()["resolved"]["vllm"]["H"]
