@@ -149,3 +149,76 @@ def test_layout_options_refused_with_recipe(capsys):
 def test_bad_pp_list_is_a_usage_error(capsys):
     rc, _ = _run(capsys, *EXAMPLE, "--pp", "1,x")
     assert rc == 2
+
+
+# ------------------------------------------------ recipes: lint and check --recipe (item 5)
+
+
+def _recipe(tmp_path, **serve):
+    """The bundled Llama recipe with ``serve`` fields set (``nodes`` at the top level)."""
+    import yaml
+
+    from recipecli.recipes.loader import bundled_dir
+
+    data = yaml.safe_load((bundled_dir() / "llama3.1-8b-eagle3.yaml").read_text())
+    nodes = serve.pop("nodes", None)
+    data["serve"].update(serve)
+    data.pop("unsupported", None)
+    if nodes is not None:
+        data["nodes"] = nodes
+    path = tmp_path / "r.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
+def _layout_lint(path) -> dict[str, list[str]]:
+    from recipecli.recipes.lint import lint_recipe
+
+    out: dict[str, list[str]] = {}
+    for f in lint_recipe(str(path)):
+        if f.code == "recipe.layout_refused":
+            out[f.engine] = f.evidence["codes"]
+    return out
+
+
+def test_lint_flags_pp_on_sglang_and_tokenspeed(tmp_path):
+    # SGLang: check_pipeline_parallel_compat asserts EAGLE (not EAGLE3) under PP; tokenspeed has
+    # no PP at all; vLLM's PP verdict needs the target, so lint leaves it to check --recipe
+    got = _layout_lint(_recipe(tmp_path, tensor_parallel_size=4, pipeline_parallel_size=2))
+    assert got == {"sglang": ["layout.pp_refused"], "tokenspeed": ["layout.no_pp"]}
+
+
+def test_lint_flags_dp_attention_not_dividing_tp(tmp_path):
+    # handle_data_parallelism: tp_size % attn_dp_size == 0; 4 % 3 = 1
+    path = _recipe(tmp_path, tensor_parallel_size=4, data_parallel_size=3, enable_dp_attention=True)
+    assert _layout_lint(path) == {"sglang": ["layout.dp_indivisible"]}
+
+
+def test_lint_passes_a_tp_only_recipe_and_an_accepted_layout(tmp_path):
+    assert _layout_lint(_recipe(tmp_path, tensor_parallel_size=4)) == {}
+    path = _recipe(tmp_path, tensor_parallel_size=4, data_parallel_size=2, enable_dp_attention=True)
+    assert _layout_lint(path) == {}
+
+
+def test_recipe_layout_reads_the_serve_fields(tmp_path):
+    from recipecli.recipes.lint.layout_rules import recipe_layout
+    from recipecli.recipes.loader import load_recipe
+
+    path = _recipe(
+        tmp_path,
+        tensor_parallel_size=8,
+        pipeline_parallel_size=2,
+        data_parallel_size=1,
+        enable_expert_parallel=True,
+        nodes=2,
+    )
+    tp, req = recipe_layout(load_recipe(str(path)))
+    assert (tp, req.pps, req.dp, req.dp_attention, req.ep, req.nodes) == (
+        8,
+        (2,),
+        1,
+        False,
+        True,
+        2,
+    )
+    assert recipe_layout(load_recipe("llama3.1-8b-eagle3")) is None

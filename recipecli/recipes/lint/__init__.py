@@ -33,6 +33,7 @@ from recipecli.recipes.lint.common import finding
 from recipecli.recipes.lint.engine_rules import lint_engine_rules
 from recipecli.recipes.lint.env import lint_env
 from recipecli.recipes.lint.flags import check_flag, check_flag_value, lint_flags
+from recipecli.recipes.lint.layout_rules import lint_layout
 from recipecli.recipes.lint.override_rules import (
     ENGINE_NEUTRAL,
     NEUTRAL_RULES,
@@ -118,6 +119,7 @@ def lint_loaded(recipe: Recipe) -> list[Finding]:
         lint_overrides,
         lint_known_keys,
         lint_text,
+        lint_layout,
     ):
         out.extend(check(recipe))
     return out
