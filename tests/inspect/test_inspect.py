@@ -138,4 +138,5 @@ def test_summary_is_a_frozen_result_serialised_in_the_documented_key_order():
         text=True,
     )
     assert proc.returncode == 0, proc.stderr
-    assert list(json.loads(proc.stdout)) == JSON_KEYS
+    # the --json envelope (docs/json.md) comes first
+    assert list(json.loads(proc.stdout)) == ["schema_version", "ok", *JSON_KEYS]
