@@ -205,9 +205,9 @@ ENTRIES: tuple[Code, ...] = (
     ),
     _code(
         "recipe.layout_refused",
-        "error",
+        "warning",
         "start-up fails",
-        "The recipe's serve layout (pipeline_parallel_size, data_parallel_size, enable_dp_attention, enable_expert_parallel) is one the engine refuses for EAGLE3 whatever the pair.",
+        "The recipe's serve layout (pipeline_parallel_size, data_parallel_size, enable_dp_attention, enable_expert_parallel) is one the engine refuses for EAGLE3 whatever the pair (a warning: render still renders it; check --recipe reports the engine's refusal as an error).",
         source="docs/lint.md",
     ),
     _code(

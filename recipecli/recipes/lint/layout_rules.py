@@ -64,7 +64,8 @@ def _where(recipe: Recipe, lay: Layout) -> str:
 
 
 def lint_layout(recipe: Recipe) -> list[Finding]:
-    """``recipe.layout_refused`` (error) per engine the recipe renders for (and does not mark
+    """``recipe.layout_refused`` (a warning, so that ``render`` still renders the command;
+    ``check --recipe`` reports the refusal itself as an error) per engine the recipe renders for (and does not mark
     unsupported) that refuses its EAGLE3 serve layout; nothing for a TP-only recipe or another
     speculative method."""
     got = recipe_layout(recipe)
@@ -85,7 +86,7 @@ def lint_layout(recipe: Recipe) -> list[Finding]:
         out.append(
             finding(
                 "recipe.layout_refused",
-                "error",
+                "warning",
                 engine,
                 f"{engine} refuses this recipe's layout ({lay.label()}): {first.message}",
                 _where(recipe, lay),
