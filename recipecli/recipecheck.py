@@ -21,6 +21,7 @@ from recipecli.recipes.render import Rendered
 if TYPE_CHECKING:  # check pulls in the engine models (numpy): imported when a check runs
     from recipecli.check import CheckResult
     from recipecli.checkpoint.model import Checkpoint
+    from recipecli.engines.layout import LayoutRequest
 
 #: Serve flags that carry the target's tensor-parallel size (vLLM, tokenspeed; SGLang 0.5.23
 #: --tp-size, arg_groups/fields/parallel.py tp_size).
@@ -123,16 +124,29 @@ def recipe_deployments(
         RecipeError, UsageError: the recipe does not render (unknown hardware profile, lint
             errors), as ``recipecli render`` reports them.
     """
-    from recipecli.recipes.render import render_command
-
     unsupported = unsupported_engines(recipe)
     return [
-        deployment(
-            recipe,
-            render_command(recipe, e, hardware=hardware, what="serve", force=e in unsupported),
-        )
-        for e in engines
+        deployment(recipe, _render_serve(recipe, e, hardware, e in unsupported)) for e in engines
     ]
+
+
+def _render_serve(recipe: Recipe, engine: str, hardware: str | None, force: bool) -> Rendered:
+    """The serve command of ``recipe`` for ``engine``; a layout serve field the engine has no
+    flag for (tokenspeed's ``pipeline_parallel_size``) is left out (``force``) so that check
+    reports the engine's refusal of the recipe's layout as a finding (issue #25).
+
+    Raises:
+        RecipeError, UsageError: as :func:`recipecli.recipes.render.render_command` raises them.
+    """
+    from recipecli.recipes.lint.layout_rules import LAYOUT_FIELDS
+    from recipecli.recipes.render import render_command
+
+    try:
+        return render_command(recipe, engine, hardware=hardware, what="serve", force=force)
+    except RecipeError as err:
+        if force or not any(f"serve.{k}:" in str(err) for k in LAYOUT_FIELDS):
+            raise
+        return render_command(recipe, engine, hardware=hardware, what="serve", force=True)
 
 
 def group_deployments(deps: Sequence[Deployment]) -> list[list[Deployment]]:
@@ -289,7 +303,10 @@ def check_recipe(
 ) -> RecipeCheck:
     """``check --recipe``: load the recipe, render each engine's serve command on ``hardware``,
     and run :func:`recipecli.check.run_check` once per distinct deployment
-    (:func:`group_deployments`) on its pair, TP, draft TP and ``max_model_len``. Targets and
+    (:func:`group_deployments`) on its pair, TP, draft TP and ``max_model_len``, and on the
+    recipe's own layout when its ``serve:`` sets one (``pipeline_parallel_size``,
+    ``data_parallel_size``, ``enable_dp_attention``, ``enable_expert_parallel``, ``nodes``:
+    :func:`recipecli.recipes.lint.layout_rules.recipe_layout`; issue #25). Targets and
     drafts that recipecli ships a snapshot of are opened from it (:func:`recipecli.examples.open_source`).
 
     Args:
@@ -303,13 +320,17 @@ def check_recipe(
     Raises:
         RecipeError, UsageError, CheckpointError: as loading, rendering and opening raise them.
     """
+    from recipecli.recipes.lint.layout_rules import recipe_layout
     from recipecli.recipes.loader import load_recipe
 
     rec = load_recipe(ref)
     reasons = unsupported_engines(rec)
     engines, skipped = recipe_engines(rec.name, ref, engine, reasons)
     deps = recipe_deployments(rec, engines, hardware)
-    runs = _run_groups(deps, (revision, draft_revision), kernel, timeout)
+    layout = recipe_layout(rec)
+    runs = _run_groups(
+        deps, (revision, draft_revision), kernel, timeout, layout[1] if layout else None
+    )
     return RecipeCheck(
         name=rec.name,
         ref=ref,
@@ -327,6 +348,7 @@ def _run_groups(
     revisions: tuple[str | None, str | None],
     kernel: str,
     timeout: float | None,
+    layouts: LayoutRequest | None = None,
 ) -> tuple[tuple[tuple[Deployment, ...], CheckResult], ...]:
     """:func:`recipecli.check.run_check` once per group of ``deps`` that share their settings
     (:func:`group_deployments`), on the group's engines; each (target or draft SOURCE, revision)
@@ -334,6 +356,8 @@ def _run_groups(
 
     Args:
         revisions: (target, draft) Hub revisions.
+        layouts: the recipe's layout (its PP, DP, DP attention, EP, nodes), checked at each
+            group's TP; None: TP only.
     """
     from recipecli.check import run_check
     from recipecli.examples import open_source
@@ -356,6 +380,7 @@ def _run_groups(
             draft_tp=d.draft_tp,
             max_model_len=d.max_model_len,
             kernel=kernel,
+            layouts=layouts,
         )
         runs.append((tuple(group), res))
     return tuple(runs)

@@ -222,3 +222,32 @@ def test_recipe_layout_reads_the_serve_fields(tmp_path):
         2,
     )
     assert recipe_layout(load_recipe("llama3.1-8b-eagle3")) is None
+
+
+def test_check_recipe_checks_the_recipes_layout(tmp_path, capsys):
+    # the bundled pair at TP 4 x PP 2 (the serve fields): vLLM's draft has no embedding on the
+    # last stage (maybe_share_target_embed), SGLang's check_pipeline_parallel_compat refuses
+    # EAGLE3, tokenspeed has no PP (its serve field is left out of the command, the layout
+    # still checked)
+    path = _recipe(tmp_path, tensor_parallel_size=4, pipeline_parallel_size=2, nodes=1)
+    with pytest.raises(SystemExit) as exc:
+        main(["check", "--recipe", str(path), "--kernel", "skip", "--json"])
+    assert exc.value.code == 1
+    doc = json.loads(capsys.readouterr().out)
+    rows = {
+        e: [(r["tp"], r["pp"], r["ready"], r["codes"][0]) for r in v["layouts"]]
+        for c in doc["checks"]
+        for e, v in c["engines"].items()
+    }
+    assert rows == {
+        "vllm": [(4, 2, False, "layout.pp_embed_missing")],
+        "tokenspeed": [(4, 2, False, "layout.no_pp")],
+        "sglang": [(4, 2, False, "layout.pp_refused")],
+    }
+
+
+def test_check_recipe_without_layout_fields_keeps_its_json(capsys):
+    with pytest.raises(SystemExit):
+        main(["check", "--recipe", "llama3.1-8b-eagle3", "--kernel", "skip", "--json"])
+    doc = json.loads(capsys.readouterr().out)
+    assert all("layouts" not in v for c in doc["checks"] for v in c["engines"].values())
