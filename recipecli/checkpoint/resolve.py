@@ -6,7 +6,7 @@ import os
 import stat
 from pathlib import Path
 
-from recipecli.checkpoint.hub import load_repo, looks_like_repo_id
+from recipecli.checkpoint.hub import cached_snapshot_dir, load_repo, looks_like_repo_id
 from recipecli.checkpoint.local import config_only, load_local_dir, read_json_file
 from recipecli.checkpoint.model import Checkpoint
 from recipecli.checkpoint.snapshot import (
@@ -63,6 +63,21 @@ def _open_file(path: Path, source: str) -> Checkpoint:
     )
 
 
+def _from_hf_cache(repo_id: str, *, need_tensors: bool) -> Checkpoint | None:
+    """``repo_id`` (revision ``main``) from the HF cache alone, or None when the cache lacks a
+    copy that serves the command (no config.json; weight files missing when tensors are needed).
+
+    Raises:
+        CheckpointFormatError: the cached copy is malformed (the message names the file).
+    """
+    if cached_snapshot_dir(repo_id, None) is None:
+        return None
+    try:
+        return load_repo(repo_id, None, need_tensors=need_tensors, offline=True)
+    except SourceError:  # cached without its weight files: the bundled snapshot serves
+        return None
+
+
 def _open_missing(
     source: str,
     revision: str | None,
@@ -87,9 +102,11 @@ def _open_missing(
             hint="check the path; for a Hub repo with the same first part, cd elsewhere",
         )
     if looks_like_repo_id(source) and not source.startswith((".", "/", "~")):
-        snap = open_bundled(source) if bundled and revision is None else None
-        if snap is not None:
-            return snap
+        if bundled and revision is None:
+            cached = _from_hf_cache(source, need_tensors=need_tensors)
+            snap = cached or open_bundled(source)
+            if snap is not None:
+                return snap
         return load_repo(
             source, revision, need_tensors=need_tensors, offline=offline, timeout=timeout
         )
@@ -116,10 +133,12 @@ def open_checkpoint(
          or ``pytorch_model.bin`` / sharded ``.bin`` with index);
       2. a ``.json`` file: a recipecli metadata snapshot, or a bare HF ``config.json`` (no tensors);
          a ``.json.gz`` file: a gzip-compressed snapshot;
-      3. a Hugging Face repo id ``org/name``: with no ``revision``, recipecli's bundled snapshot
-         of that id when one ships (:func:`recipecli.checkpoint.snapshot.open_bundled`: the
-         bundled recipes' targets and drafts, no network); else a complete HF-cache copy, then
-         the Hub (config.json + safetensors headers, never weights).
+      3. a Hugging Face repo id ``org/name``: the user's HF cache first (offline, that exact
+         id and revision; with weights, or its config alone when ``need_tensors`` is False:
+         kind ``hf-cache``); then, with no ``revision``, recipecli's bundled snapshot of that
+         id when one ships (:func:`recipecli.checkpoint.snapshot.open_bundled`: the bundled
+         recipes' targets and drafts, no network; kind ``snapshot`` with a note saying so);
+         then the Hub (config.json + safetensors headers, never weights).
 
     Args:
         source: directory, snapshot/config file, or repo id.

@@ -284,7 +284,8 @@ def open_bundled(repo_id: str) -> Checkpoint | None:
         raise _fail("bundled file is not a recipecli snapshot", bundled_label(path))
     ck = load_snapshot(data, path=path, source=bundled_label(path))
     used = (
-        f"bundled snapshot of {repo_id} used ({bundled_label(path)}; no weights, tensor table "
-        f"{data.get('tensors_from', 'config-derived')}); pass --revision to read the Hub"
+        f"bundled snapshot of {repo_id} used (not in the HF cache; {bundled_label(path)}; no "
+        f"weights, tensor table {data.get('tensors_from', 'config-derived')}); pass --revision "
+        "to read the Hub"
     )
     return replace(ck, notes=(used, *ck.notes))
