@@ -3,6 +3,7 @@ MiniMax-M3 (bundled snapshot) and the wrapped Qwen3-VL (public fixture config)."
 
 from __future__ import annotations
 
+import gzip
 import json
 from typing import Any
 
@@ -14,8 +15,20 @@ QWEN3_VL = FIXTURES / "Qwen__Qwen3-VL-30B-A3B-Instruct/config.json"
 
 
 def snapshot(name: str) -> dict[str, Any]:
-    """The ``config`` of bundled target snapshot ``name``."""
-    return json.loads((SNAPSHOTS / f"{name}.json").read_text())["config"]
+    """The ``config`` of bundled target snapshot ``name``: ``<name>.json`` (the config snapshot),
+    else ``<name>.snapshot.json.gz`` (the metadata snapshot scripts/build_bundled.py writes)."""
+    plain = SNAPSHOTS / f"{name}.json"
+    if plain.is_file():
+        return json.loads(plain.read_text())["config"]
+    return bundled_snapshot(name)["config"]
+
+
+def bundled_snapshot(name: str, folder: str = "targets") -> dict[str, Any]:
+    """The whole gzip metadata snapshot ``recipecli/data/<folder>/<name>.snapshot.json.gz``
+    (keys ``config``, ``tensors``, ``source``...), read with gzip + json, not recipecli."""
+    path = REPO_ROOT / "recipecli/data" / folder / f"{name}.snapshot.json.gz"
+    data: dict[str, Any] = json.loads(gzip.decompress(path.read_bytes()))
+    return data
 
 
 #: name -> (target id, recipe extras, config)
