@@ -33,6 +33,7 @@ from recipecli.codes import finding
 from recipecli.errors import CheckpointFormatError, MissingDependencyError, UsageError
 from recipecli.findings import Finding
 from recipecli.hints import install_hint
+from recipecli.kernelcheck import cache
 from recipecli.kernelcheck.cases import (
     CONVENTIONS,
     CaseResult,
@@ -59,6 +60,7 @@ __all__ = [
     "DEFAULT_EPS",
     "DTYPE_NAMES",
     "INSTALL_HINT",
+    "KERNEL_MODES",
     "SOURCE_CONVENTIONS",
     "SOURCE_FACTS",
     "CaseResult",
@@ -88,6 +90,10 @@ SOURCE_CONVENTIONS = (
     "transformers LlamaRMSNorm.forward (round to the input dtype, then weight); "
     "FlashInfer rmsnorm / tokenspeed FusedRMSNorm (weight in fp32, one rounding)"
 )
+
+#: ``check --kernel`` modes (:func:`kernel_findings`); the CLI's choices
+#: (``recipecli.cli.params.KERNEL_MODE``) are these.
+KERNEL_MODES: tuple[str, ...] = ("auto", "on", "cpu", "cuda", "skip")
 
 #: N under the CPU interpreter: one N of 3 rows (ROWS = 4, one masked row) covers every code
 #: path the interpreter can reach (both segments, both conventions, row masking); the kernels'
@@ -161,8 +167,8 @@ def _skipped(message: str, **evidence: Any) -> list[Finding]:
     return [finding("kernel.skipped", message, source=SOURCE_FACTS, **evidence)]
 
 
-def _mismatches(results: Sequence[CaseResult], device: str) -> list[Finding]:
-    """``kernel.mismatch`` (error) per failing case."""
+def _mismatches(results: Sequence[CaseResult], device: str, how: str) -> list[Finding]:
+    """``kernel.mismatch`` (error) per failing case (``how``: ran now, or cached from when)."""
     out = []
     for r in results:
         if not r.passed:
@@ -170,8 +176,9 @@ def _mismatches(results: Sequence[CaseResult], device: str) -> list[Finding]:
             out.append(finding(
                 "kernel.mismatch",
                 f"fused {r.kind} kernel differs from the reference ({r.convention}, {r.path}, N={r.n}, {r.dtype}): "
-                f"max {m['max_ulp']} ulp, max abs {m['max_abs_err']:.3g}",
-                source=SOURCE_CONVENTIONS, device=device, **r.to_dict(),
+                f"max {m['max_ulp']} ulp, max abs {m['max_abs_err']:.3g}; {how}",
+                source=SOURCE_CONVENTIONS, device=device, verification=how.partition(" ")[0],
+                **r.to_dict(),
             ))  # fmt: skip
     return out
 
@@ -198,17 +205,52 @@ def _ineligible(results: Sequence[CaseResult]) -> list[Finding]:
 
 
 def _passed(
-    results: Sequence[CaseResult], norms: DraftNorms, device: str, tokens: Sequence[int]
+    results: Sequence[CaseResult], norms: DraftNorms, device: str, tokens: Sequence[int], how: str
 ) -> Finding:
-    """``kernel.pass`` (info): every case matched."""
+    """``kernel.pass`` (info): every case matched; ``how`` says whether it ran now or when the
+    cached verification ran."""
     worst = max((r.metrics["max_ulp"] for r in results), default=0)
     return finding(
         "kernel.pass",
         f"fused norm kernels match the reference on this draft's norms ({len(results)} cases on {device}, "
-        f"max {worst} ulp)",
+        f"max {worst} ulp; {how})",
         source=SOURCE_CONVENTIONS, device=device, tokens=list(tokens), dtype=norms.dtype, eps=norms.eps,
         weights={w.name: w.origin for w in (*(norms.layer0 or ()), *norms.fc_norm)},
-        notes=list(norms.notes),
+        notes=list(norms.notes), verification=how.partition(" ")[0],
+    )  # fmt: skip
+
+
+def _verdict(
+    results: Sequence[CaseResult], norms: DraftNorms, device: str, tokens: Sequence[int], how: str
+) -> list[Finding]:
+    """The ``kernel.*`` findings of ``results`` (run now or read from the cache, as ``how``
+    says): a mismatch per failing case, an ineligible per engine guard, else a pass."""
+    findings = _mismatches(results, device, how) + _ineligible(results)
+    if all(r.passed for r in results):
+        findings.insert(0, _passed(results, norms, device, tokens, how))
+    return findings
+
+
+def _tokens(device: str) -> tuple[int, ...]:
+    return CPU_TOKENS if device == "cpu" else CUDA_TOKENS
+
+
+def _from_cache(norms: DraftNorms, gpu: bool) -> list[Finding]:
+    """``--kernel auto``: the findings of a cached verification of these norms' dtype, widths
+    and eps with this kernel and these versions (CUDA's first when a GPU is usable), else a
+    ``kernel.skipped`` that says how to run it. Imports neither triton nor torch."""
+    for device in ("cuda", "cpu") if gpu else ("cpu",):
+        key = cache.cache_key(norms, device, _tokens(device))
+        hit = cache.load(key)
+        if hit is not None:
+            how = f"cached from {hit.created} (verified on {hit.source}; --kernel on re-runs it)"
+            return _verdict(hit.cases, norms, device, key.tokens, how)
+    key = cache.cache_key(norms, "cpu", CPU_TOKENS)
+    return _skipped(
+        f"kernel not verified: no cached verification for {key.describe()} with this kernel and "
+        f"triton {dict(key.versions)['triton']}; --kernel on runs it (Triton's CPU interpreter, "
+        "a few seconds) and caches it for later checks",
+        verification="skipped", run="--kernel on",
     )  # fmt: skip
 
 
@@ -218,23 +260,30 @@ def kernel_findings(draft_ckpt: Any, mode: str = "auto") -> list[Finding]:
 
     Args:
         draft_ckpt: an opened draft :class:`~recipecli.checkpoint.Checkpoint`, or its SOURCE string.
-        mode: ``auto`` (CUDA when present, else CPU interpreter), ``cpu``, ``cuda`` or ``skip``
-            (imports nothing heavy).
+        mode: ``auto`` (the cached verification of the draft's norms' dtype, widths and eps, when
+            one matches this kernel and these triton/torch versions; else ``kernel.skipped``
+            saying how to run it: never runs a kernel, imports neither torch nor triton),
+            ``on`` (run now: CUDA when present, else Triton's CPU interpreter), ``cpu``,
+            ``cuda`` (run on that device, for this check only) or ``skip`` (imports nothing
+            heavy). An ``on`` run is stored in the cache (:mod:`recipecli.kernelcheck.cache`;
+            an unwritable cache is no error).
 
     Returns:
-        ``kernel.pass`` (info) when every case matches, ``kernel.mismatch`` (error) per failing
-        case, ``kernel.ineligible`` (warning) per engine whose fused path will not be taken for
-        this draft (with the guard's reasons), or ``kernel.skipped`` (info) with the reason.
+        ``kernel.pass`` (info) when every case matches (its message and ``verification``
+        evidence say ``ran now`` or ``cached from DATE``), ``kernel.mismatch`` (error) per
+        failing case, ``kernel.ineligible`` (warning) per engine whose fused path will not be
+        taken for this draft (with the guard's reasons), or ``kernel.skipped`` (info) with the
+        reason and what to run.
 
     Raises:
         UsageError: unknown mode. Checkpoint errors of a SOURCE string propagate (exit 2).
     """
-    if mode not in ("auto", "cpu", "cuda", "skip"):
-        raise UsageError(f"--kernel {mode!r}: expected auto, cpu, cuda or skip")
+    if mode not in KERNEL_MODES:
+        raise UsageError(f"--kernel {mode!r}: expected {', '.join(KERNEL_MODES)}")
     if mode == "skip":
         return _skipped("kernel verification skipped (--kernel skip)")
     gpu = cuda_driver_present() and not dependencies_missing("cuda")
-    target = "cuda" if mode == "cuda" or (mode == "auto" and gpu) else "cpu"
+    target = "cuda" if mode == "cuda" or (mode == "on" and gpu) else "cpu"
     missing = dependencies_missing(target)
     if missing:
         return _skipped(
@@ -247,12 +296,15 @@ def kernel_findings(draft_ckpt: Any, mode: str = "auto") -> list[Finding]:
         draft_ckpt = open_checkpoint(draft_ckpt)
     try:
         norms = draft_norms(draft_ckpt)
-        device = resolve_device(mode)
-        tokens = CPU_TOKENS if device == "cpu" else CUDA_TOKENS
+        if mode == "auto":
+            return _from_cache(norms, gpu)
+        device = resolve_device("auto" if mode == "on" else mode)
+        tokens = _tokens(device)
         results = run_cases(norms, tokens, device, both_paths=False)
     except (CheckpointFormatError, UsageError, MissingDependencyError) as exc:
         return _skipped(f"kernel not verified: {exc.one_line()}")
-    findings = _mismatches(results, device) + _ineligible(results)
-    if all(r.passed for r in results):
-        findings.insert(0, _passed(results, norms, device, tokens))
-    return findings
+    how = "ran now"
+    if mode == "on":  # cpu / cuda: this check only (a device forced for a diagnosis)
+        stored = cache.store(cache.cache_key(norms, device, tokens), results, norms.source)
+        how += "; cached for later checks" if stored else "; not cached: cache not writable"
+    return _verdict(results, norms, device, tokens, how)

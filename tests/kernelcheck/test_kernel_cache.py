@@ -1,0 +1,167 @@
+"""The kernel-verification cache behind ``check --kernel auto|on`` (recipecli/kernelcheck/cache.py):
+``on`` runs and records, ``auto`` answers from a matching record without importing triton or
+torch and otherwise says how to run it; the key is (dtype, widths, eps, device, N, kernel
+source, triton/torch/numpy versions); a broken or unwritable cache is never an error.
+
+Every test points ``XDG_CACHE_HOME`` at its own directory: nothing is read from or written to
+the user's cache."""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("TRITON_INTERPRET", "1")  # before triton is imported
+
+import json  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+from helpers.fixtures import load_fixture_config  # noqa: E402
+
+from recipecli.testing.builder import TensorSpec, write_checkpoint  # noqa: E402
+
+pytest.importorskip("triton")
+
+from recipecli import kernelcheck as kc  # noqa: E402
+from recipecli.kernelcheck import cache  # noqa: E402
+
+H = 64
+
+
+def _draft(root: Path, *, eps: float = 1e-5, dtype: str = "float16") -> Path:
+    """SpecForge's llama3-8B EAGLE3 config at H = 64, norms with real values."""
+    config = load_fixture_config("sgl-project-SpecForge-template__llama3-8B-eagle3")
+    config.update(hidden_size=H, rms_norm_eps=eps, torch_dtype=dtype)
+    values = (1 + 0.1 * np.random.default_rng(3).standard_normal(H)).astype(np.float32)
+    st = {"float16": "F16", "bfloat16": "BF16", "float32": "F32"}[dtype]
+    specs = [
+        TensorSpec(f"midlayer.{n}.weight", st, (H,), values)
+        for n in ("input_layernorm", "hidden_norm")
+    ]
+    return write_checkpoint(root, config, specs)
+
+
+@pytest.fixture(autouse=True)
+def xdg(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    monkeypatch.setattr(kc, "cuda_driver_present", lambda: False)  # the CPU interpreter's key
+    return tmp_path / "xdg"
+
+
+@pytest.fixture
+def draft(tmp_path: Path) -> Path:
+    return _draft(tmp_path / "draft")
+
+
+def _codes(findings: list) -> list[str]:
+    return [f.code for f in findings]
+
+
+def test_cache_dir_follows_xdg_and_falls_back_to_home(monkeypatch, tmp_path):
+    monkeypatch.setenv("XDG_CACHE_HOME", "/somewhere/else")
+    assert cache.cache_dir() == Path("/somewhere/else/recipecli/kernelcheck")
+    monkeypatch.setenv("HOME", str(tmp_path))
+    for value in ("", "relative/dir"):  # the XDG spec: a relative path is ignored
+        monkeypatch.setenv("XDG_CACHE_HOME", value)
+        assert cache.cache_dir() == tmp_path / ".cache" / "recipecli" / "kernelcheck"
+
+
+def test_auto_without_a_record_skips_and_says_how_to_run_it(draft, xdg):
+    (f,) = kc.kernel_findings(str(draft), "auto")
+    assert f.code == "kernel.skipped" and f.severity == "info"
+    assert "--kernel on" in f.message and "float16, widths 64+64, eps 1e-05" in f.message
+    assert f.evidence["verification"] == "skipped"
+    assert not xdg.exists()  # auto never writes
+
+
+def test_on_records_and_auto_answers_from_the_record(draft, xdg):
+    ran = kc.kernel_findings(str(draft), "on")
+    assert _codes(ran) == ["kernel.pass"]
+    assert "ran now; cached for later checks" in ran[0].message
+    (entry,) = (xdg / "recipecli" / "kernelcheck").glob("*.json")
+    doc = json.loads(entry.read_text())
+    # the key as worked out from the draft: fp16, two norms of 64, eps 1e-5, one N = 3 on CPU
+    assert doc["key"]["dtype"] == "float16" and doc["key"]["layer0"] == [64, 64]
+    assert doc["key"]["eps"] == 1e-5 and doc["key"]["tokens"] == [3]
+    assert doc["key"]["device"] == "cpu" and len(doc["cases"]) == 2  # N = 3 x 2 conventions
+    hit = kc.kernel_findings(str(draft), "auto")
+    assert _codes(hit) == ["kernel.pass"] and hit[0].evidence["verification"] == "cached"
+    assert f"cached from {doc['created']}" in hit[0].message
+
+
+def test_a_record_holds_only_for_its_dtype_and_eps(draft, tmp_path):
+    kc.kernel_findings(str(draft), "on")
+    assert _codes(kc.kernel_findings(str(_draft(tmp_path / "eps", eps=1e-6)), "auto")) == [
+        "kernel.skipped"
+    ]
+    bf16 = _draft(tmp_path / "bf16", dtype="bfloat16")
+    assert _codes(kc.kernel_findings(str(bf16), "auto")) == ["kernel.skipped"]
+    # the same dtype, widths and eps in another draft: the record holds (weights' values differ)
+    assert _codes(kc.kernel_findings(str(_draft(tmp_path / "twin")), "auto")) == ["kernel.pass"]
+
+
+def test_a_new_kernel_or_triton_version_invalidates_the_record(draft, monkeypatch):
+    kc.kernel_findings(str(draft), "on")
+    with monkeypatch.context() as m:
+        m.setattr(cache, "kernel_source_hash", lambda: "0" * 16)
+        assert _codes(kc.kernel_findings(str(draft), "auto")) == ["kernel.skipped"]
+    with monkeypatch.context() as m:
+        m.setattr(cache, "_version", lambda dist: "9.9.9" if dist == "triton" else None)
+        assert _codes(kc.kernel_findings(str(draft), "auto")) == ["kernel.skipped"]
+    assert _codes(kc.kernel_findings(str(draft), "auto")) == ["kernel.pass"]
+
+
+def test_kernel_source_hash_reads_the_kernel_files():
+    h = cache.kernel_source_hash()
+    assert len(h) == 16 and int(h, 16) >= 0 and h == cache.kernel_source_hash()
+
+
+@pytest.mark.parametrize(
+    "content", [b"", b"{not json", b'{"version": 1}', b"[]", b'{"version": 1, "key": 3}']
+)
+def test_a_broken_record_is_a_miss(draft, xdg, content):
+    kc.kernel_findings(str(draft), "on")
+    (entry,) = (xdg / "recipecli" / "kernelcheck").glob("*.json")
+    entry.write_bytes(content)
+    assert _codes(kc.kernel_findings(str(draft), "auto")) == ["kernel.skipped"]
+
+
+def test_a_record_for_another_key_under_this_name_is_a_miss(draft, xdg):
+    kc.kernel_findings(str(draft), "on")
+    (entry,) = (xdg / "recipecli" / "kernelcheck").glob("*.json")
+    doc = json.loads(entry.read_text())
+    doc["key"]["eps"] = 0.5
+    entry.write_text(json.dumps(doc))
+    assert _codes(kc.kernel_findings(str(draft), "auto")) == ["kernel.skipped"]
+
+
+def test_a_cache_that_cannot_be_written_is_not_an_error(draft, xdg):
+    xdg.parent.mkdir(parents=True, exist_ok=True)
+    xdg.write_text("a file where the cache folder would be")
+    (f,) = kc.kernel_findings(str(draft), "on")
+    assert f.code == "kernel.pass" and "not cached: cache not writable" in f.message
+    assert xdg.read_text().startswith("a file")
+
+
+def test_cpu_mode_runs_for_this_check_only(draft, xdg):
+    assert _codes(kc.kernel_findings(str(draft), "cpu")) == ["kernel.pass"]
+    assert not xdg.exists()
+
+
+def test_auto_from_the_record_imports_neither_triton_nor_torch(draft, xdg):
+    kc.kernel_findings(str(draft), "on")
+    code = (
+        "import sys; from recipecli.kernelcheck import kernel_findings;"
+        f"f = kernel_findings({str(draft)!r}, 'auto');"
+        "assert [x.code for x in f] == ['kernel.pass'], [(x.code, x.message) for x in f];"
+        "assert 'triton' not in sys.modules and 'torch' not in sys.modules; print('ok')"
+    )
+    env = dict(os.environ, XDG_CACHE_HOME=str(xdg))
+    r = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env
+    )
+    assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr
