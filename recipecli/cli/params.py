@@ -263,8 +263,11 @@ SHARD_SIZE = ByteSize()
 """``convert --max-shard-size``."""
 LABELS = LabelPair()
 """``report --labels``."""
-KERNEL_MODE: click.Choice[str] = click.Choice(["auto", "cpu", "cuda", "skip"])
-"""``check --kernel``: auto = CUDA if present, else Triton's CPU interpreter; skip = none."""
+KERNEL_MODE: click.Choice[str] = click.Choice(["auto", "on", "cpu", "cuda", "skip"])
+"""``check --kernel`` (``recipecli.kernelcheck.KERNEL_MODES``, written here so that ``--help``
+imports no kernel code; tests/kernelcheck asserts they agree): auto = a cached verification of
+the draft's norms, else a note naming ``on``; on = run now and cache it; cpu / cuda = run on that
+device for this check; skip = none."""
 NODE_COUNT = BoundedInt(1, 4096)
 """``render --nodes``."""
 GPU_COUNT = BoundedInt(1, 1024)

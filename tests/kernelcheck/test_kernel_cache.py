@@ -165,3 +165,43 @@ def test_auto_from_the_record_imports_neither_triton_nor_torch(draft, xdg):
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env
     )
     assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr
+
+
+def test_the_cli_choices_are_the_library_modes():
+    from recipecli.cli.params import KERNEL_MODE
+
+    assert tuple(KERNEL_MODE.choices) == kc.KERNEL_MODES
+
+
+def _check(xdg: Path, *extra: str) -> tuple[int, list[dict], str]:
+    """``check --example llama3.1-8b-eagle3 --engine vllm --json`` in a child process: its exit
+    code, its kernel.* findings, and whether torch/triton were imported (printed last)."""
+    code = (
+        "import sys, atexit;"
+        "atexit.register(lambda: print('MODULES', 'torch' in sys.modules, 'triton' in sys.modules,"
+        " file=sys.stderr));"
+        "from recipecli.cli import main;"
+        "main(['check', '--example', 'llama3.1-8b-eagle3', '--engine', 'vllm', '--json',"
+        f" *{list(extra)!r}])"
+    )
+    env = dict(os.environ, XDG_CACHE_HOME=str(xdg), HF_HUB_OFFLINE="1")
+    r = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env
+    )
+    kernel = [f for f in json.loads(r.stdout)["findings"] if f["code"].startswith("kernel.")]
+    return r.returncode, kernel, r.stderr.strip().splitlines()[-1]
+
+
+@pytest.mark.slow  # three child processes, one runs the CPU interpreter on 4096 lanes
+def test_check_by_default_answers_on_metadata_then_from_the_cache(xdg):
+    # vLLM loads the published example draft: exit 0 whatever the kernel note says
+    code, kernel, modules = _check(xdg)
+    assert code == 0 and [f["code"] for f in kernel] == ["kernel.skipped"]
+    assert "--kernel on" in kernel[0]["message"] and modules == "MODULES False False"
+    code, kernel, _ = _check(xdg, "--kernel", "on")
+    assert code == 0 and [f["code"] for f in kernel] == ["kernel.pass"]
+    assert kernel[0]["evidence"]["verification"] == "ran"
+    code, kernel, modules = _check(xdg)
+    assert code == 0 and [f["code"] for f in kernel] == ["kernel.pass"]
+    assert kernel[0]["evidence"]["verification"] == "cached"
+    assert modules == "MODULES False False"

@@ -134,8 +134,11 @@ class _CheckCommand(click.Command):
     type=KERNEL_MODE,
     default="auto",
     show_default=True,
-    help="Run the fused RMSNorm kernel against its reference on the draft's own norms: "
-    "auto = CUDA if present, else Triton's CPU interpreter; skip = do not (no torch import). "
+    help="Verify the fused RMSNorm kernel against its reference on the draft's own norms: "
+    "auto = the cached verification of the same dtype, widths and eps (from an earlier "
+    "--kernel on) when one matches, else a kernel.skipped note (no torch or triton import); "
+    "on = run it now (CUDA if present, else Triton's CPU interpreter: a few seconds) and cache "
+    "it; cpu, cuda = run on that device for this check; skip = do not. "
     "Without torch/triton installed: a kernel.skipped note.",
 )
 @click.option("--revision", default=None, help="Hub revision for the target.")
