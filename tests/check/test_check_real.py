@@ -13,6 +13,7 @@ max_position_embeddings is below the target's: that is ``("maxpos.short", "sglan
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -293,14 +294,17 @@ def test_example_verdicts_and_no_torch_with_kernel_skip():
     assert proc.stdout.strip().endswith("NOTORCH 1")
 
 
-def test_example_default_runs_the_kernel_check():
+def test_example_kernel_on_runs_the_kernel_check(tmp_path):
+    # --kernel on runs it (the default answers from a cached run only: tests/kernelcheck)
     pytest.importorskip("torch")
     pytest.importorskip("triton")
     proc = subprocess.run(
-        [sys.executable, "-m", "recipecli", "check", "--example", "llama3.1-8b-eagle3", "--json"],
+        [sys.executable, "-m", "recipecli", "check", "--example", "llama3.1-8b-eagle3", "--json",
+         "--kernel", "on"],
         capture_output=True,
         text=True,
-    )
+        env={**os.environ, "XDG_CACHE_HOME": str(tmp_path)},
+    )  # fmt: skip
     assert proc.returncode == 1, proc.stderr  # tokenspeed cannot load the draft as published
     kernel = [f for f in json.loads(proc.stdout)["findings"] if f["code"].startswith("kernel.")]
     # the example draft has equal-width fp16 norms with one eps: every engine's guard passes
