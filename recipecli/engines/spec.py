@@ -22,7 +22,7 @@ from recipecli.findings import Severity
 
 #: The speculative methods a recipe may name (``speculative.method``; the recipe schema's enum is
 #: read from it). Each engine maps them to its own spelling (its ``speculative_flags``).
-SpecMethod = Literal["eagle3"]
+SpecMethod = Literal["eagle3", "eagle", "mtp", "dflash", "dspark"]
 
 #: How an engine is pinned: a PyPI release (``0.33.0``) or a git commit (40 hex digits).
 PinKind = Literal["release", "commit"]

@@ -21,6 +21,7 @@ import pytest
 
 from recipecli.engines import EngineName, engine_names, engine_spec, register, registered
 from recipecli.engines.spec import EngineSpec
+from recipecli.errors import RecipeError
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURE = REPO / "tests" / "fixtures" / "engines"
@@ -140,7 +141,14 @@ def test_every_engine_renders_every_method_a_recipe_may_name():
 
     methods = get_args(SpecMethod)
     assert SCHEMA["properties"]["speculative"]["properties"]["method"]["enum"] == list(methods)
+    # issue #27: a method the engine lacks is refused with its reason (tokenspeed's
+    # --speculative-algorithm choices are EAGLE3, MTP, DFLASH, DSPARK: no EAGLE-1)
+    lacks = {("tokenspeed", "eagle")}
     for name in get_args(EngineName):
         for method in methods:
+            if (name, method) in lacks:
+                with pytest.raises(RecipeError, match="EAGLE3, MTP, DFLASH or DSPARK"):
+                    engine_spec(name).speculative_flags(method, "d", 3, {})
+                continue
             flags = dict(engine_spec(name).speculative_flags(method, "d", 3, {}))
             assert flags, (name, method)

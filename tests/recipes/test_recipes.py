@@ -87,7 +87,7 @@ def test_line_numbers_recorded(tmp_path):
         ("a: &x [1]\nb: *x\n", "aliases", 2),
         (GOOD + "name: again\n", "duplicate key", 7),
         ("name: [unclosed\n", "invalid YAML", 2),
-        (GOOD.replace("eagle3\n", "eagle\n", 1), "not one of", 5),
+        (GOOD.replace("eagle3\n", "medusa\n", 1), "not one of", 5),  # no engine's method (#27)
         (GOOD + "servee: {}\n", "unknown field", 7),
         ("- a\n- b\n", "mapping", 1),
     ],

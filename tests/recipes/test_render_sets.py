@@ -241,7 +241,9 @@ def test_speculative_fields_typed_by_schema():
     assert json.loads(flag(r.argv, "--speculative-config"))["num_speculative_tokens"] == 5
     with pytest.raises(UsageError, match="takes an integer, got '5.0'"):
         render_command("llama3.1-8b-eagle3", "vllm", sets=["num_speculative_tokens=5.0"])
-    with pytest.raises(UsageError, match="takes one of eagle3, got 'no'"):
+    with pytest.raises(
+        UsageError, match="takes one of eagle3, eagle, mtp, dflash, dspark, got 'no'"
+    ):
         render_command("llama3.1-8b-eagle3", "vllm", sets=["speculative.method=no"])
 
 

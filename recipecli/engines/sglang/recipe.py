@@ -14,7 +14,14 @@ CITE = f"sgl-project/sglang {PIN.short} python/sglang/srt/"
 
 #: recipe speculative.method -> SGLang --speculative-algorithm (``arg_groups/fields/spec.py``
 #: ``speculative_algorithm``: builtins EAGLE, EAGLE3, NEXTN, STANDALONE, NGRAM, DFLASH, DSPARK, UNO).
-ALGORITHMS: Mapping[str, str] = {"eagle3": "EAGLE3"}
+#: ``mtp`` is NEXTN, an alias of EAGLE (``speculative/spec_info.py`` ``from_string``).
+ALGORITHMS: Mapping[str, str] = {
+    "eagle3": "EAGLE3",
+    "eagle": "EAGLE",
+    "mtp": "NEXTN",
+    "dflash": "DFLASH",
+    "dspark": "DSPARK",
+}
 
 
 def speculative_flags(method: str, draft: str, n: int, extra: Mapping[str, Any]) -> list[FlagValue]:
@@ -28,7 +35,26 @@ def speculative_flags(method: str, draft: str, n: int, extra: Mapping[str, Any])
     engine args ``speculative-eagle-topk`` / ``speculative-num-draft-tokens``; ``extra`` is not
     rendered.
 
+    DFlash (``_handle_dflash``): one step (SGLang overrides any other), the verify window
+    ``--speculative-num-draft-tokens`` = ``n``. DSpark (``_handle_dspark``): one step, the window
+    must equal gamma + 1 = ``n + 1``.
+
     Raises:
         RecipeError: a method with no SGLang algorithm.
     """
+    if method == "dflash":
+        return _block_flags("DFLASH", draft, 1, n)
+    if method == "dspark":
+        return _block_flags("DSPARK", draft, 1, n + 1)
     return eagle_chain_flags("SGLang", ALGORITHMS, method, draft, n)
+
+
+def _block_flags(algo: str, draft: str, steps: int, tokens: int) -> list[FlagValue]:
+    """A block-parallel draft's (DFlash, DSpark) flags: the algorithm, the draft, ``steps`` and
+    the verify window ``tokens``."""
+    return [
+        ("--speculative-algorithm", algo),
+        ("--speculative-draft-model-path", draft),
+        ("--speculative-num-steps", steps),
+        ("--speculative-num-draft-tokens", tokens),
+    ]

@@ -19,7 +19,9 @@ def speculative_flags(method: str, draft: str, n: int, extra: Mapping[str, Any])
     (``SpeculativeConfig.__post_init__`` guesses it from the draft path otherwise), never
     ``tensor_parallel_size`` (``SpeculativeConfig._verify_args`` rejects it); extra keys (e.g.
     ``draft_tensor_parallel_size``, ``attention_backend``) follow in recipe order. vLLM takes the
-    method verbatim (``SpeculativeConfig.method``).
+    method verbatim (``SpeculativeConfig.method``: ``eagle``, ``eagle3``, ``mtp``, ``dflash`` and
+    ``dspark`` are all in its ``SpeculativeMethod`` Literal). For ``mtp`` (and ``dspark``
+    without a draft) no ``model`` is written: ``__post_init__`` uses the target's checkpoint.
 
     Args:
         method: the recipe's ``speculative.method`` (``eagle3``).
@@ -31,5 +33,7 @@ def speculative_flags(method: str, draft: str, n: int, extra: Mapping[str, Any])
         ``[("--speculative-config", {...})]``.
     """
     config: dict[str, Any] = {"method": method, "model": draft, "num_speculative_tokens": n}
+    if not draft and method in ("mtp", "dspark"):
+        del config["model"]
     config.update(extra)
     return [("--speculative-config", config)]
