@@ -401,13 +401,6 @@ ENTRIES: tuple[Code, ...] = (
         source="docs/check.md#layouts",
     ),
     _code(
-        "layout.pp_embed_missing",
-        "error",
-        "raises at load",
-        "At PP > 1 the draft ships no embed_tokens and the target's embedding is not on the last PP stage (vLLM: untied target), so the draft cannot borrow it.",
-        source="docs/check.md#layouts",
-    ),
-    _code(
         "layout.dp_indivisible",
         "error",
         "refused at start-up",

@@ -6,11 +6,9 @@ Expected values, worked out by hand for the bundled example (Llama-3.1-8B-Instru
 
 * vLLM v0.33.0 accepts it at every TP the 32 heads divide (tests/check/test_check_verdict.py),
   and LlamaModel declares ``supports_aux_hidden_states_over_pp = True``
-  (vllm/model_executor/models/llama.py:358); but at PP 2 the draft (no embed_tokens in its
-  checkpoint) runs on the last stage, where the untied target has no embedding
-  (llama.py LlamaModel.__init__ builds it on the first stage only), so
-  vllm/v1/worker/gpu/spec_decode/eagle/utils.py maybe_share_target_embed raises: NOT READY
-  (layout.pp_embed_missing);
+  (vllm/model_executor/models/llama.py:358): READY at PP 2 as well (the draft, on the last
+  stage, shares the target embedding LlamaModel.__init__ builds there for EAGLE3:
+  models/utils.py spec_decode_needs_target_embed);
 * SGLang 0.5.23 and tokenspeed refuse the draft's ``architectures: ["LlamaForCausalLM"]`` at
   every layout (draft.arch_name), and at PP 2 SGLang's check_pipeline_parallel_compat
   (validation_hook.py:132) and tokenspeed's missing PP (no --pp flag) come first;
@@ -21,6 +19,7 @@ Expected values, worked out by hand for the bundled example (Llama-3.1-8B-Instru
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -77,7 +76,7 @@ def test_gpus_per_node_widens_the_fit(capsys):
 def test_verdicts_per_engine(capsys):
     _, doc = _json(capsys, "--tp", "4", "--pp", "2")
     v, s, t = (doc["engines"][e]["layouts"][0] for e in ("vllm", "sglang", "tokenspeed"))
-    assert (v["ready"], v["codes"]) == (False, ["layout.pp_embed_missing"])
+    assert (v["ready"], v["codes"]) == (True, ["layout.draft_stage"])
     assert (s["ready"], s["codes"]) == (False, ["layout.pp_refused", "draft.arch_name"])
     assert (t["ready"], t["codes"]) == (False, ["layout.no_pp", "draft.arch_name"])
     # ready_tp stays the TP-only answer (pp 1, dp 1, no ep)
@@ -100,11 +99,11 @@ def test_layout_keys_and_options_passed_through(capsys):
     }
 
 
-def test_vllm_alone_exits_1_at_pp2_for_the_missing_embedding(capsys):
+def test_vllm_alone_exits_0_at_pp2(capsys):
     rc, doc = _json(capsys, "--engine", "vllm", "--tp", "1", "--pp", "2")
-    assert rc == 1
-    (f,) = [f for f in doc["findings"] if f["code"] == "layout.pp_embed_missing"]
-    assert f["layout"]["pp"] == 2 and f["engine"] == "vllm"
+    assert rc == 0
+    (f,) = [f for f in doc["findings"] if f["code"] == "layout.draft_stage"]
+    assert f["layout"]["pp"] == 2 and f["evidence"]["ranks"] == [[1]]
 
 
 def test_sglang_pp2_exits_1_with_the_assert(capsys):
@@ -123,16 +122,15 @@ def test_text_matrix(capsys):
     i = lines.index("layouts:")
     assert lines[i + 1] == "  vllm"
     assert lines[i + 2].split() == ["TP", "4", "PP", "1", "DP", "1", "READY"]
-    assert lines[i + 3].split()[:9] == [
+    assert lines[i + 3].split()[:8] == [
         "TP",
         "4",
         "PP",
         "2",
         "DP",
         "1",
-        "NOT",
         "READY",
-        "layout.pp_embed_missing:",
+        "layout.draft_stage:",
     ]
     sglang = lines[lines.index("  sglang") + 2]
     assert sglang.split()[6:9] == ["NOT", "READY", "layout.pp_refused:"]
@@ -225,8 +223,8 @@ def test_recipe_layout_reads_the_serve_fields(tmp_path):
 
 
 def test_check_recipe_checks_the_recipes_layout(tmp_path, capsys):
-    # the bundled pair at TP 4 x PP 2 (the serve fields): vLLM's draft has no embedding on the
-    # last stage (maybe_share_target_embed), SGLang's check_pipeline_parallel_compat refuses
+    # the bundled pair at TP 4 x PP 2 (the serve fields): vLLM accepts it (draft on the last
+    # stage), SGLang's check_pipeline_parallel_compat refuses
     # EAGLE3, tokenspeed has no PP (its serve field is left out of the command, the layout
     # still checked)
     path = _recipe(tmp_path, tensor_parallel_size=4, pipeline_parallel_size=2, nodes=1)
@@ -240,7 +238,7 @@ def test_check_recipe_checks_the_recipes_layout(tmp_path, capsys):
         for e, v in c["engines"].items()
     }
     assert rows == {
-        "vllm": [(4, 2, False, "layout.pp_embed_missing")],
+        "vllm": [(4, 2, True, "layout.draft_stage")],
         "tokenspeed": [(4, 2, False, "layout.no_pp")],
         "sglang": [(4, 2, False, "layout.pp_refused")],
     }
@@ -251,3 +249,60 @@ def test_check_recipe_without_layout_fields_keeps_its_json(capsys):
         main(["check", "--recipe", "llama3.1-8b-eagle3", "--kernel", "skip", "--json"])
     doc = json.loads(capsys.readouterr().out)
     assert all("layouts" not in v for c in doc["checks"] for v in c["engines"].values())
+
+
+# ------------------------------------------------ the corpus (issue #25 "done when")
+
+CORPUS = json.loads((Path(__file__).with_name("layout_corpus.json")).read_text())
+REPO = Path(__file__).resolve().parents[2]
+_OPENED: dict[str, object] = {}
+
+
+def _open(pair: dict, which: str):
+    """The pair's target or draft: the bundled example, a bundled snapshot or a fixture path."""
+    from recipecli.checkpoint import open_checkpoint
+    from recipecli.examples import example_pair, open_source
+
+    key = f"{pair[which]}|{pair['open']}"
+    if key not in _OPENED:
+        if pair["open"].startswith("example:"):
+            t, d = example_pair(pair["open"].split(":", 1)[1])
+            _OPENED[key] = open_checkpoint(t if which == "target" else d)
+        elif pair["open"] == "bundled":
+            _OPENED[key] = open_source(pair[which], None)
+        else:
+            _OPENED[key] = open_checkpoint(str(REPO / pair[which]))
+    return _OPENED[key]
+
+
+def test_corpus_size_and_spread():
+    cases = CORPUS["cases"]
+    assert len(cases) >= 40
+    assert {c["engine"] for c in cases} == {"vllm", "sglang", "tokenspeed"}
+    assert len({c["id"] for c in cases}) == len(cases)
+    for c in cases:
+        assert c["pair"] in CORPUS["pairs"] and c["reason"]
+
+
+@pytest.mark.parametrize("case", CORPUS["cases"], ids=[c["id"] for c in CORPUS["cases"]])
+def test_corpus_case(case):
+    from recipecli.check.run import run_check
+    from recipecli.engines.layout import Layout, LayoutRequest
+
+    pair = CORPUS["pairs"][case["pair"]]
+    lay = Layout(**case["layout"])
+    req = LayoutRequest((lay.pp,), lay.dp, lay.dp_attention, lay.ep, lay.role)
+    res = run_check(
+        _open(pair, "target"),
+        _open(pair, "draft"),
+        engines=(case["engine"],),
+        tps=(lay.tp,),
+        layouts=req,
+    )
+    mine = [f for la, f in res.layout_findings if la == lay and f.engine == case["engine"]]
+    assert [f.code for f in mine] == case["codes"], case["reason"]
+    assert (not any(f.severity == "error" for f in mine)) == case["ready"]
+    # the JSON row names the layout's own deciding codes first
+    (row,) = [r for r in res.layout_rows(case["engine"]) if r["pp"] == lay.pp]
+    errors = [f.code for f in mine if f.severity == "error"]
+    assert row["codes"][: len(errors)] == errors

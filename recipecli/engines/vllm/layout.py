@@ -1,6 +1,6 @@
 """vLLM's layout rules beyond TP (issue #25): EAGLE3 with pipeline parallelism under Model
 Runner V2 (the default runner at the pin: ``VllmConfig.use_v2_model_runner``), where the draft
-runs and on which ranks, whether it still finds an embedding there, how the target's layers split
+runs and on which ranks, which embedding it uses there, how the target's layers split
 by stage, and how expert parallelism deals out the routed experts.
 
 Reads the ``aux_over_pp`` / ``decoder`` / ``aux_over_pp_evidence`` keys that
@@ -28,13 +28,12 @@ VERIFY_PP = src(
 DRAFT_STAGE = src("vllm/v1/worker/gpu/model_runner.py", "GPUModelRunner.__init__ (speculator)")
 #: layers per PP stage (without VLLM_PP_LAYER_PARTITION)
 PP_SPLIT = src("vllm/distributed/utils.py", "get_pp_indices")
-#: under PP a draft without its own embed_tokens borrows the target's only if this stage has it:
-#: ``RuntimeError: <draft class> needs the target input embedding, but it is unavailable on
-#: this PP stage``
-PP_EMBED = src("vllm/v1/worker/gpu/spec_decode/eagle/utils.py", "maybe_share_target_embed")
-#: the target builds embed_tokens on the first PP stage, and on the last one only when it ties
-#: its embeddings (PPMissingLayer elsewhere)
-TARGET_EMBED = src("vllm/model_executor/models/llama.py", "LlamaModel.__init__")
+#: under PP with EAGLE3 the target builds its embedding on the last PP stage too (LlamaModel and
+#: Qwen2Model ``__init__`` call it, and the decoders that accept aux capture over PP derive from
+#: them or call it), so a draft without embed_tokens still borrows it there
+TARGET_EMBED = src("vllm/model_executor/models/utils.py", "spec_decode_needs_target_embed")
+#: the sharing itself: ``maybe_share_target_embed``
+PP_SHARE = src("vllm/v1/worker/gpu/spec_decode/eagle/utils.py", "maybe_share_target_embed")
 #: rank order ExternalDP x DP x PP x PCP x TP
 RANKS = src("vllm/distributed/parallel_state.py", "initialize_model_parallel")
 #: with --enable-expert-parallel the MoE layers flatten TP across DP: EP size = TP x DP
@@ -146,46 +145,24 @@ def _draft_stage(ctx: PairContext, lay: Layout) -> list[Finding]:
         msg += f"; the target's {L} layers split {split} by stage"
         if L is not None and L % lay.pp:
             msg += f" ({L} not divisible by {lay.pp}: vLLM splits unevenly and goes on)"
+    embed: str | None = None
     if ctx.draft.has_embed:
         embed = "own"
         msg += "; the draft keeps its own embed_tokens there"
-    elif ctx.target.tie:
+    elif ctx.draft_ck.tensors:
         embed = "share"
-        msg += "; it shares the tied target embedding the last stage holds"
-    else:
-        embed = "none"
+        msg += "; it shares the target's embedding, which the target builds on the last stage too"
     return [
         finding(
             "layout.draft_stage",
             msg,
             engine=NAME,
             tp=lay.tp,
-            source=(DRAFT_STAGE, PP_SPLIT, RANKS),
+            source=(DRAFT_STAGE, PP_SPLIT, RANKS, TARGET_EMBED, PP_SHARE),
             stage=lay.pp - 1,
             layers_per_stage=split,
             ranks=ranks,
             embed=embed,
-        )
-    ]
-
-
-def _pp_embed(ctx: PairContext, lay: Layout) -> list[Finding]:
-    """``layout.pp_embed_missing``: at PP > 1 a draft without embed_tokens finds no target
-    embedding on the last stage unless the target ties its embeddings."""
-    if ctx.draft.has_embed or ctx.target.tie or not ctx.draft_ck.tensors:
-        return []
-    quote = "needs the target input embedding, but it is unavailable on this PP stage"
-    return [
-        finding(
-            "layout.pp_embed_missing",
-            f"vLLM PP {lay.pp}: the draft ships no embed_tokens and the untied target builds its "
-            "embedding on the first PP stage only, so on the last stage, where the draft runs, "
-            f"loading raises RuntimeError: <draft class> {quote}; ship the draft's own "
-            "embed_tokens (a copy of the target's) or use PP 1",
-            engine=NAME,
-            tp=lay.tp,
-            source=(PP_EMBED, TARGET_EMBED),
-            quote=quote,
         )
     ]
 
@@ -230,13 +207,13 @@ def refusals(lay: Layout) -> list[Finding]:
 
 
 def layout_findings(ctx: PairContext, lay: Layout) -> list[Finding]:
-    """vLLM's findings for ``lay``: under PP the aux-capture verdict, the draft's embedding on
-    the last stage and where the draft runs; with EP the experts per rank. DP, DP attention and
+    """vLLM's findings for ``lay``: under PP the aux-capture verdict and where the draft runs
+    (its ranks, its embedding there); with EP the experts per rank. DP, DP attention and
     PD roles add no EAGLE3-specific refusal (docs/engines/layouts.md)."""
     out = _experts(ctx, lay)
     if lay.pp == 1:
         return out
-    return _pp_verdict(ctx, lay) + _pp_embed(ctx, lay) + _draft_stage(ctx, lay) + out
+    return _pp_verdict(ctx, lay) + _draft_stage(ctx, lay) + out
 
 
 RULES = layout_findings
@@ -253,18 +230,12 @@ DOC_RULES: tuple[LayoutRuleDoc, ...] = (
     ),
     LayoutRuleDoc(
         "PP > 1",
-        "the draft (the speculator) runs on the last PP stage only; the target's layers split "
-        "L // PP per stage, the remainder one each on the stages before the last (no "
-        "divisibility needed)",
+        "the draft (the speculator) runs on the last PP stage only, on its TP ranks of each DP "
+        "replica; the target's layers split L // PP per stage, the remainder one each on the "
+        "stages before the last (no divisibility needed); a draft without embed_tokens shares "
+        "the target's, which the target builds on the last stage too for EAGLE3",
         ("layout.draft_stage",),
-        (DRAFT_STAGE, PP_SPLIT),
-    ),
-    LayoutRuleDoc(
-        "PP > 1, the draft ships no embed_tokens, the target does not tie its embeddings",
-        "loading raises RuntimeError: <draft class> needs the target input embedding, but it is "
-        "unavailable on this PP stage (the target's embedding is on the first stage only)",
-        ("layout.pp_embed_missing",),
-        (PP_EMBED, TARGET_EMBED),
+        (DRAFT_STAGE, PP_SPLIT, TARGET_EMBED),
     ),
     LayoutRuleDoc(
         "EP on, a MoE target",

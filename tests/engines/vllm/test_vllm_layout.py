@@ -10,14 +10,12 @@ vLLM's code at v0.33.0:
   ``if self.is_last_pp_rank``;
 * vllm/distributed/utils.py get_pp_indices: ``num_layers // pp`` each, the remainder added to
   ``partitions[-i]`` for i in 2 .. remainder + 1;
-* vllm/v1/worker/gpu/spec_decode/eagle/utils.py maybe_share_target_embed: under PP the target's
-  ``embed_tokens`` is a PPMissingLayer on the last stage unless the target ties its embeddings
-  (llama.py LlamaModel.__init__: built ``if is_first_rank or (tie_word_embeddings and
-  is_last_rank)``); a draft whose checkpoint has no embed_tokens keeps
-  ``has_own_embed_tokens = False`` (utils.py process_eagle_weight sets it only on a loaded
-  embed_tokens name) and then raises ``RuntimeError(... "needs the target input embedding, but
-  it is unavailable on this PP stage")``. yuhuili/EAGLE3-LLaMA3.1-Instruct-8B ships no
-  embed_tokens and Llama-3.1-8B-Instruct has ``tie_word_embeddings: false``;
+* vllm/model_executor/models/llama.py LlamaModel.__init__ builds embed_tokens ``if
+  is_first_rank or (tie_word_embeddings and is_last_rank) or
+  spec_decode_needs_target_embed(vllm_config)``, and models/utils.py
+  spec_decode_needs_target_embed is true for method eagle3 on the last rank of PP > 1: the
+  target's embedding is on the draft's stage, and maybe_share_target_embed shares it with a
+  draft whose checkpoint has no embed_tokens (yuhuili/EAGLE3-LLaMA3.1-Instruct-8B has none);
 * vllm/distributed/parallel_state.py initialize_model_parallel: ranks laid out
   ``reshape(-1, dp, pp, pcp, tp)``, so the last stage of DP replica d holds ranks
   d*pp*tp + (pp-1)*tp + [0, tp).
@@ -57,27 +55,15 @@ def test_pp1_has_no_layout_finding(ctx):
     assert layout_findings(_as(ctx, "AfmoeForCausalLM"), Layout(4, 1)) == []
 
 
-def test_llama_at_pp2_draft_without_embedding_is_refused(ctx):
-    # LlamaModel accepts aux capture over PP, but the draft has no embedding to borrow there
+def test_llama_accepted_at_pp2_draft_on_last_stage(ctx):
     fs = layout_findings(ctx, Layout(4, 2))
-    assert [f.code for f in fs] == ["layout.pp_embed_missing", "layout.draft_stage"]
-    assert fs[0].severity == "error"
-    assert fs[0].evidence["quote"] == (
-        "needs the target input embedding, but it is unavailable on this PP stage"
-    )
-    assert "maybe_share_target_embed" in fs[0].source
-    assert fs[1].evidence["stage"] == 1
-    assert fs[1].evidence["layers_per_stage"] == [16, 16]
-    assert fs[1].evidence["ranks"] == [[4, 5, 6, 7]]
-    assert fs[1].evidence["embed"] == "none"
-    assert fs[1].tp == 4
-
-
-def test_tied_target_lends_its_last_stage_embedding(ctx):
-    tied = dataclasses.replace(ctx, target=dataclasses.replace(ctx.target, tie=True))
-    fs = layout_findings(tied, Layout(4, 2))
     assert [f.code for f in fs] == ["layout.draft_stage"]
+    assert fs[0].severity == "info"
+    assert fs[0].evidence["stage"] == 1
+    assert fs[0].evidence["layers_per_stage"] == [16, 16]
+    assert fs[0].evidence["ranks"] == [[4, 5, 6, 7]]
     assert fs[0].evidence["embed"] == "share"
+    assert fs[0].tp == 4
 
 
 def test_draft_with_its_own_embedding_keeps_it(ctx):
