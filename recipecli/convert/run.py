@@ -127,12 +127,37 @@ def _open_with_weights(source: str, *, bundled: bool) -> Checkpoint:
         raise
 
 
+#: the drafts of other methods convert refuses, in words
+_OTHER = {"eagle": "an EAGLE-1 head", "dflash": "a DFlash draft", "dspark": "a DSpark draft"}
+
+
+def _refuse_other_method(ck: Checkpoint) -> None:
+    """convert writes EAGLE3 formats only: a draft of another method (DFlash, DSpark, an EAGLE-1
+    head; :func:`recipecli.draft.method.method_draft`) is refused in one line (issue #27).
+
+    Raises:
+        ConvertError: the draft is not an EAGLE3 draft but one of another method.
+    """
+    from recipecli.draft import canonical_draft
+    from recipecli.draft.method import method_draft
+
+    d = canonical_draft(ck)
+    m = method_draft(ck, d)
+    if d.format is None and m.method in _OTHER:
+        raise ConvertError(
+            f"{_OTHER[m.method]} ({m.reason}): convert writes EAGLE3 draft formats only",
+            path=ck.source,
+            hint=f"serve it as it is (recipecli check TARGET DRAFT --method {m.method})",
+        )
+
+
 def _open_sources(
     draft: str | Checkpoint, out: Path, options: ConvertOptions, target: str | Checkpoint | None
 ) -> tuple[Checkpoint, Checkpoint | None, list[Input], _OutRules]:
     """(draft, target, what convert reads, OUT's rules): the draft opened, OUT checked against
     it (before the target is opened, so a bad OUT fails fast), then the target opened."""
     ck = draft if isinstance(draft, Checkpoint) else _open_with_weights(draft, bundled=False)
+    _refuse_other_method(ck)
     where = _OutRules(what="OUT", noun="OUT", force=options.force)
     early = convert_inputs(ck, None)
     if isinstance(target, str):
