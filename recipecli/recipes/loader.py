@@ -8,6 +8,7 @@ A recipe is found by path (``my.yaml``) or by the name of a bundled recipe
 from __future__ import annotations
 
 import difflib
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from importlib import resources
@@ -39,7 +40,9 @@ class Recipe:
     """A validated recipe.
 
     Attributes:
-        data: the parsed document (plain dicts/lists/scalars), as written.
+        data: the parsed document (plain dicts/lists/scalars), as written, except that a local
+            path in ``target``, ``draft`` or ``target_config`` (top level or a hardware
+            profile) is resolved against the recipe's folder (:func:`recipe_local_path`).
         path: the file it was read from.
         lines: dotted key path -> 1-based line of that key in the file (``""`` = document).
         bundled: True for a recipe shipped with recipecli.
@@ -196,6 +199,59 @@ def _nul_path(value: object, where: tuple[str, ...]) -> tuple[str, ...] | None:
     return None
 
 
+#: the fields of a recipe (top level and each hardware profile) that may name a local path
+PATH_FIELDS: tuple[str, ...] = ("target", "draft", "target_config")
+
+
+def recipe_local_path(value: str, recipe_dir: Path) -> str:
+    """A ``target`` / ``draft`` / ``target_config`` value as the commands read it: a local path
+    in a recipe (starting with ``.``, or naming something beside the recipe file) is relative
+    to the recipe file, so it is rewritten relative to the current directory (``./sub/draft``);
+    a repo id (``org/name`` with no such path beside the recipe), an absolute or ``~`` path,
+    and every value of a recipe in the current directory stay as written.
+
+    Args:
+        value: the field's value as written.
+        recipe_dir: the folder of the recipe file.
+
+    Returns:
+        the value to open (a path or a repo id).
+    """
+    if not value or value.startswith(("/", "~")) or "\x00" in value:
+        return value
+    try:
+        if recipe_dir.resolve() == Path.cwd().resolve():
+            return value
+    except OSError:  # the current directory is gone: keep what the file says
+        return value
+    beside = recipe_dir / value
+    if not value.startswith(".") and not os.path.lexists(beside):
+        return value  # a repo id (org/name, or a legacy one-part name): the engines resolve it
+    rel = os.path.relpath(beside)
+    return rel if rel.startswith((".", "/")) else "./" + rel  # never read as a repo id
+
+
+def _resolve_paths(data: Mapping[str, Any], recipe_dir: Path) -> Mapping[str, Any]:
+    """``data`` with the local paths of :data:`PATH_FIELDS` (top level and in each hardware
+    profile) resolved against ``recipe_dir`` (:func:`recipe_local_path`); values of other
+    types are left for the schema to report."""
+
+    def fix(section: Mapping[str, Any]) -> dict[str, Any]:
+        return {
+            k: recipe_local_path(v, recipe_dir) if k in PATH_FIELDS and isinstance(v, str) else v
+            for k, v in section.items()
+        }
+
+    out = fix(data)
+    hardware = data.get("hardware")
+    if isinstance(hardware, Mapping):
+        out["hardware"] = {
+            name: fix(prof) if isinstance(prof, Mapping) else prof
+            for name, prof in hardware.items()
+        }
+    return out
+
+
 def load_recipe(ref: str, *, validate_schema: bool = True) -> Recipe:
     """Load and validate a recipe.
 
@@ -231,11 +287,10 @@ def load_recipe(ref: str, *, validate_schema: bool = True) -> Recipe:
             f"{'.'.join(nul) or 'a value'} holds a NUL byte (\\0), which no engine flag can carry",
             path=f"{path}:{line}",
         )
-    recipe = Recipe(
-        data=data if isinstance(data, Mapping) else {}, path=str(path), lines=lines, bundled=bundled
-    )
     if not isinstance(data, Mapping):
         raise RecipeError("a recipe must be a YAML mapping", path=f"{path}:1")
+    data = _resolve_paths(data, path.parent)
+    recipe = Recipe(data=data, path=str(path), lines=lines, bundled=bundled)
     if validate_schema:
         errors = validate(data)
         if errors:
