@@ -97,6 +97,7 @@ def engine_page(model: EngineModel) -> str:
         lines += [f"- {_src(s)}" for s in sec.sources]
         lines.append("")
     lines += _layout_section(model)
+    lines += _methods_section(model)
     lines += _data_section(model)
     return "\n".join(lines).rstrip() + "\n"
 
@@ -125,6 +126,35 @@ def _layout_section(model: EngineModel) -> list[str]:
             + "; ".join(_src(s) for s in rule.sources)
             + ".",
         ]
+    lines.append("")
+    return lines
+
+
+def _methods_section(model: EngineModel) -> list[str]:
+    """``## Speculative methods``: each ``check --method`` the engine serves or refuses at its
+    pin, the codes ``check`` may report for it and the engine code (issue #27)."""
+    from recipecli.engines.methods import method_docs
+
+    docs = method_docs(model.spec)
+    if not docs:
+        return []
+    lines = [
+        '<a id="methods"></a>',
+        "",
+        "## Speculative methods",
+        "",
+        "What `recipecli check --method` reports per method (docs/methods.md, "
+        "docs/check.md#methods), from the methods data extracted from the engine's code.",
+        "",
+    ]
+    for d in docs:
+        lines.append(
+            f"- **{d.method}**: {d.verdict}. Findings: "
+            + ", ".join(_codes_link(c) for c in d.codes)
+            + ". Engine code: "
+            + "; ".join(_src(s) if isinstance(s, Source) else str(s) for s in d.sources)
+            + "."
+        )
     lines.append("")
     return lines
 

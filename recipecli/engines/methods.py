@@ -333,3 +333,60 @@ def run_methods(
         if rules is not None:
             out.extend(rules(mi))
     return chosen, out
+
+
+#: method -> (the codes its rules may report, the citations (``EngineMethods.cite`` keys))
+_METHOD_DOCS: Mapping[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "eagle": (("method.supported", "method.unsupported", "method.mismatch"), ("method",)),
+    "eagle3": (
+        ("method.supported", "method.eagle1_as_eagle3", "method.eagle31_exclusive"),
+        ("method", "eagle1", "eagle31"),
+    ),
+    "mtp": (
+        (
+            "method.supported",
+            "method.mtp_target",
+            "method.mtp_no_layers",
+            "method.mtp_layers",
+            "method.mtp_weights_missing",
+            "method.mtp_tokens",
+        ),
+        ("method", "mtp"),
+    ),
+    "dflash": (("method.supported", "method.layer_ids", "method.mask_token"), ("method", "dflash")),
+    "dspark": (("method.supported", "method.layer_ids", "method.mask_token"), ("method", "dflash")),
+}
+
+
+@dataclass(frozen=True)
+class MethodDoc:
+    """One method as an engine page lists it.
+
+    Attributes:
+        method: the ``--method`` value; verdict: served (and how it is spelled) or refused (the
+        engine's words); codes: what ``check`` may report for it; sources: the engine code.
+    """
+
+    method: str
+    verdict: str
+    codes: tuple[str, ...]
+    sources: tuple[object, ...]
+
+
+def method_docs(spec: EngineSpec) -> list[MethodDoc]:
+    """The engine's methods for its docs page (empty for an engine without method rules)."""
+    try:
+        em: EngineMethods = importlib.import_module(f"{spec.home}.methods").METHODS
+    except ModuleNotFoundError:
+        return []
+    out: list[MethodDoc] = []
+    for m in METHODS:
+        codes, keys = _METHOD_DOCS[m]
+        if m in em.spelling:
+            verdict = f"served as `{em.spelling[m]}`"
+        else:
+            verdict = f"refused ({em.refusal.get(m, 'not accepted')})"
+        if m == "mtp" and not em.mtp_tokens_rule:
+            codes = tuple(c for c in codes if c != "method.mtp_tokens")
+        out.append(MethodDoc(m, verdict, codes, tuple(em.cite[k] for k in keys)))
+    return out
