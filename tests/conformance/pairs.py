@@ -509,7 +509,120 @@ def build_cases() -> list[Case]:
 
     c.post = strip_nbr
     cases.append(c)
+    cases += _accounting_cases(var)
     return cases
+
+
+def _accounting_cases(var: Callable[..., Case]) -> list[Case]:
+    """Issue #24: pairs for the accounting's conformance (tests/conformance/test_accounting.py):
+    a shipped ``input_norm`` without ``norm_before_fc``, unexpected ``.bias`` names (on a module
+    vLLM builds without bias, on a stacked projection, on a module it does not build), tied and
+    untied heads, a reduced vocab with and without ``t2d``."""
+    H, V, Vd = 2048, 151936, 32000
+
+    def bias(name: str, rows: int) -> TensorSpec:
+        return TensorSpec(name, "BF16", (rows,))
+
+    def extra(case: Case, *specs: TensorSpec) -> Case:
+        case.specs += list(specs)
+        return case
+
+    def own_geometry(case: Case, extra: tuple[TensorSpec, ...] = (), **kw: Any) -> Case:
+        """``case`` with its tensors built from its own (mutated) config."""
+        case.specs = draft_specs(case.draft, target_hidden=H, **kw) + list(extra)
+        return case
+
+    d2t, t2d = valid_vocab_map(V, Vd)
+    return [
+        var(
+            "input_norm-no-norm_before_fc",
+            "input_norm.weight [3*Ht] shipped, norm_before_fc absent everywhere",
+            norm_before_fc=True,
+        ),
+        var(
+            "input_norm-norm_before_fc-false",
+            "input_norm.weight [3*Ht] shipped, norm_before_fc: false at the top level",
+            lambda d: d.update(norm_before_fc=False),
+            norm_before_fc=True,
+        ),
+        extra(var("fc-bias", "fc.bias [H] shipped (fc has no bias)"), bias("fc.bias", H)),
+        extra(
+            var("o_proj-bias", "midlayer.self_attn.o_proj.bias [H], attention_bias false"),
+            bias("midlayer.self_attn.o_proj.bias", H),
+        ),
+        extra(
+            var("q_proj-bias", "midlayer.self_attn.q_proj.bias [nh*hd] (stacked into qkv_proj)"),
+            bias("midlayer.self_attn.q_proj.bias", 4096),
+        ),
+        extra(
+            var("norm-bias", "norm.bias [H]: an RMSNorm has no bias"),
+            bias("norm.bias", H),
+        ),
+        extra(
+            var("stray-bias", "foo.bias [H]: a .bias on a module vLLM does not build"),
+            bias("foo.bias", H),
+        ),
+        extra(
+            var("stray-weight", "foo.weight [H]: a name vLLM has no module for"),
+            bias("foo.weight", H),
+        ),
+        var(
+            "tied-embed-full-vocab",
+            "tie_word_embeddings true, Vd = V, embed_tokens [V, H] and no lm_head",
+            lambda d: (d.update(tie_word_embeddings=True), d.pop("draft_vocab_size")),
+            with_embed=True,
+            with_lm_head=False,
+            d2t=None,
+            t2d=None,
+        ),
+        own_geometry(
+            var(
+                "untied-full-vocab",
+                "no draft_vocab_size (Vd = V), own lm_head [V, H], no vocab map",
+                lambda d: (d.update(tie_word_embeddings=False), d.pop("draft_vocab_size")),
+            ),
+        ),
+        own_geometry(
+            var(
+                "attention_bias-true",
+                "attention_bias true, q/k/v/o biases shipped",
+                lambda d: d.update(attention_bias=True),
+            ),
+            d2t=d2t,
+            t2d=t2d,
+            extra=(bias("midlayer.self_attn.o_proj.bias", H),),
+        ),
+        own_geometry(
+            var(
+                "attention_bias-true-no-o_proj-bias",
+                "attention_bias true, q/k/v biases shipped, no o_proj.bias",
+                lambda d: d.update(attention_bias=True),
+            ),
+            d2t=d2t,
+            t2d=t2d,
+        ),
+        extra(
+            var(
+                "mlp_bias-true",
+                "mlp_bias true, gate/up/down biases shipped",
+                lambda d: d.update(mlp_bias=True),
+            ),
+            *(bias(f"midlayer.mlp.{n}_proj.bias", 12288) for n in ("gate", "up")),
+            bias("midlayer.mlp.down_proj.bias", H),
+        ),
+        extra(
+            var("gate_proj-bias", "midlayer.mlp.gate_proj.bias, mlp_bias false (stacked)"),
+            bias("midlayer.mlp.gate_proj.bias", 12288),
+        ),
+        var(
+            "untied-embed-reduced-vocab",
+            "tie_word_embeddings false, embed_tokens [V, H], lm_head [Vd, H], d2t and t2d",
+            lambda d: d.update(tie_word_embeddings=False),
+            with_embed=True,
+        ),
+        var("d2t-no-t2d", "draft_vocab_size 32000 < V, d2t without t2d", d2t=d2t, t2d=None),
+        var("t2d-no-d2t", "draft_vocab_size 32000 < V, t2d without d2t", d2t=None, t2d=t2d),
+    ]
 
 
 CASES = {c.name: c for c in build_cases()}

@@ -303,6 +303,8 @@ def probe_pair(
         if down is not None and hasattr(down, "weight"):
             res["I"] = int(down.weight.shape[1])
     out["params"] = {n: list(p.shape) for n, p in model.named_parameters()}
+    # the parameter names again under a key run_pairs keeps (it drops "params")
+    out["built"] = sorted(out["params"])
 
     # ---- step 3: load_weights on meta tensors of the header shapes
     table = read_headers(draft_dir)
@@ -339,6 +341,7 @@ def probe_pair(
 
     Loader.load_weights, Mapper._map_name_with_shard = recording_load, recording_map
     Loader._can_ignore_unexpected = recording_ignore
+    stacked = _record_stacked_bias_skips(model, dropped)
     try:
         with set_current_vllm_config(vc):
             returned = model.load_weights(iter(weights))
@@ -351,6 +354,8 @@ def probe_pair(
     finally:
         Loader.load_weights, Mapper._map_name_with_shard = orig_load, orig_map
         Loader._can_ignore_unexpected = orig_ignore
+        for cls, orig in stacked.items():
+            cls.load_weights = orig
     # Eagle3LlamaForCausalLM.load_weights skips every name containing "t2d" before mapping
     out["dropped"] = sorted(set(dropped) | {n for n in table if "t2d" in n})
 
@@ -380,6 +385,35 @@ def probe_pair(
     else:
         out["verdict"] = "loads"
     return out
+
+
+def _record_stacked_bias_skips(model: Any, dropped: list[str]) -> dict[Any, Any]:
+    """Make the stacked linears' own ``load_weights`` (``MergedColumnParallelLinear``,
+    ``QKVParallelLinear``, ``vllm/model_executor/layers/linear.py``) record a ``bias`` they pass
+    over (``if param is None and name == "bias": continue``: a checkpoint bias for a layer built
+    without one) in ``dropped``, as ``<the layer's name in model>.bias``
+    (``AutoWeightsLoader._load_module`` hands those layers their weights, so
+    ``_can_ignore_unexpected`` never sees the name).
+    Returns ``{class: original load_weights}`` to restore."""
+    from vllm.model_executor.layers.linear import MergedColumnParallelLinear, QKVParallelLinear
+
+    names = {id(m): n for n, m in model.named_modules()}
+    saved: dict[Any, Any] = {}
+    for cls in (MergedColumnParallelLinear, QKVParallelLinear):
+        orig = cls.__dict__["load_weights"]
+        saved[cls] = orig
+
+        def load(self: Any, weights: Any, _orig: Any = orig) -> Any:
+            def tap() -> Any:
+                for name, w in weights:
+                    if name == "bias" and getattr(self, "bias", self) is None:
+                        dropped.append(f"{names.get(id(self), self.prefix)}.bias")
+                    yield name, w
+
+            return _orig(self, tap())
+
+        cls.load_weights = load
+    return saved
 
 
 def _ignored(

@@ -58,8 +58,10 @@ def allocated(run: EngineRun) -> dict[str, tuple[int, ...]]:
     from the checkpoint for the resolved config (after ``load_weights``' renames: ``midlayer.`` is
     ``layers.0.``; q/k/v and gate/up are checkpoint names before stacking).
 
-    Layer 0: q [nh*hd, 2H], k/v [nkv*hd, 2H] (+ biases with ``attention_bias``), o [H, nh*hd],
-    gate/up [I, H], down [H, I], input_layernorm / hidden_norm / post_attention_layernorm [H];
+    Layer 0: q [nh*hd, 2H], k/v [nkv*hd, 2H] (+ biases with ``attention_bias``), o [H, nh*hd]
+    (+ bias [H] with ``attention_bias`` or ``bias``, llama layers), gate/up [I, H], down [H, I]
+    (+ biases with ``mlp_bias``, llama layers), input_layernorm / hidden_norm /
+    post_attention_layernorm [H];
     later layers take H inputs. ``fc`` [H, k*Ht] (with aux states), ``input_norm`` [k*Ht]
     (``norm_before_fc``), ``fc_norm.i`` [Ht] (``fc_norm``), ``norm`` [H], ``lm_head`` [Vd, H],
     ``d2t`` [Vd] when Vd != V, ``embed_tokens`` [V, H] (optional: shared from the target).
@@ -83,12 +85,18 @@ def allocated(run: EngineRun) -> dict[str, tuple[int, ...]]:
             out[pre + "self_attn.k_proj.bias"] = (nkv * hd,)
             out[pre + "self_attn.v_proj.bias"] = (nkv * hd,)
         out[pre + "self_attn.o_proj.weight"] = (H, nh * hd)
+        llama = not g("qwen3_layer")  # llama.py LlamaDecoderLayer: o_proj and MLP biases
+        if llama and any(bool(run.config.get(b, False)) for b in ("attention_bias", "bias")):
+            out[pre + "self_attn.o_proj.bias"] = (H,)
         if g("qwen3_layer"):  # Qwen3Attention: per-head RMSNorm of q and k
             out[pre + "self_attn.q_norm.weight"] = (hd,)
             out[pre + "self_attn.k_norm.weight"] = (hd,)
         out[pre + "mlp.gate_proj.weight"] = (inter, H)
         out[pre + "mlp.up_proj.weight"] = (inter, H)
         out[pre + "mlp.down_proj.weight"] = (H, inter)
+        if llama and bool(run.config.get("mlp_bias", False)):
+            out[pre + "mlp.gate_proj.bias"] = out[pre + "mlp.up_proj.bias"] = (inter,)
+            out[pre + "mlp.down_proj.bias"] = (H,)
         for norm in ("input_layernorm", "post_attention_layernorm"):
             out[pre + norm + ".weight"] = (H,)
         if i == 0:
@@ -161,7 +169,14 @@ def step_tensors(run: EngineRun) -> Iterable[Finding]:
     skipped = ("fc.",) * (not run.get("use_aux")) + ("input_norm.",) * (
         not run.get("norm_before_fc")
     )
-    extra = [n for n in unexpected_tensors(ctx) if n not in want and not _mapped_away(n, skipped)]
+    params = {param_name(n): None for n in want} | dict.fromkeys(_HEADS)
+    extra = [
+        n
+        for n in unexpected_tensors(ctx)
+        if n not in want
+        and not _mapped_away(n, skipped)
+        and tensor_use(run, n, params).status == "refused"
+    ]
     if extra:
         shown = ", ".join(extra[:5]) + (" …" if len(extra) > 5 else "")
         yield finding(
@@ -186,6 +201,7 @@ def step_tensors(run: EngineRun) -> Iterable[Finding]:
             target_hidden=t.H,
         )
     yield from _vocab_and_bias(run)
+    yield from _biases_dropped(run, params)
     yield from _fc_unused(run)
     yield from _input_norm_dropped(run, want)
 
@@ -243,9 +259,48 @@ def tensor_use(run: EngineRun, name: str, params: Mapping[str, Any]) -> TensorUs
     param = param_name(name)
     if param in params:
         return TensorUse(name, "loaded", param, "")
-    if name.endswith(".bias"):
-        return TensorUse(name, "dropped", None, "AutoWeightsLoader ignores an unexpected .bias")
+    layer = param[: -len("bias")]
+    if name.endswith(".bias") and any(p.startswith(layer) for p in params):
+        return TensorUse(name, "dropped", None, _BIAS_NOTE)
     return TensorUse(name, "refused", None, "no module or parameter of that name: the load raises")
+
+
+#: the heads every ``Eagle3LlamaForCausalLM`` builds (filled from the checkpoint or the target)
+_HEADS = ("model.embed_tokens.weight", "lm_head.weight")
+_LLAMA_LAYER = src("vllm/model_executor/models/llama.py", "LlamaDecoderLayer.__init__")
+_LINEAR_LOAD = src("vllm/model_executor/layers/linear.py", "QKVParallelLinear.load_weights")
+_BIAS_NOTE = (
+    "its layer is built without bias: AutoWeightsLoader ignores an unexpected .bias "
+    "(qkv_proj/gate_up_proj's own load_weights skip it)"
+)
+
+
+def _biases_dropped(run: EngineRun, params: Mapping[str, Any]) -> Iterator[Finding]:
+    """``tensor.dropped`` (error: trained weights the draft runs without) for the ``.bias``
+    tensors other than ``fc.bias`` (:func:`_vocab_and_bias`) that :func:`tensor_use` drops: their
+    layer exists without a bias (``attention_bias``/``bias``/``mlp_bias`` false, or an RMSNorm),
+    and ``AutoWeightsLoader._load_module`` ignores an unexpected ``.bias`` while
+    ``QKVParallelLinear``/``MergedColumnParallelLinear.load_weights`` skip a bias they lack
+    (``vllm/model_executor/layers/linear.py``), so the load succeeds without them."""
+    fc_bias = run.ctx.draft.tensor_prefix + "fc.bias"
+    names = [
+        n
+        for n in run.ctx.draft_ck.tensors
+        if n.endswith(".bias") and n != fc_bias and tensor_use(run, n, params).status == "dropped"
+    ]
+    if not names:
+        return
+    shown = ", ".join(names[:4]) + (" …" if len(names) > 4 else "")
+    yield finding(
+        "tensor.dropped",
+        f"the draft ships {shown}, but vLLM builds those layers without bias (the config's "
+        "attention_bias / mlp_bias say none) and its loader skips the tensors silently: the draft "
+        "runs without trained weights; set the config's bias flag if the draft was trained with "
+        "them, else drop the tensors",
+        engine=NAME,
+        source=(EAGLE3_LAYER, _LLAMA_LAYER, WEIGHTS_LOADER, _LINEAR_LOAD),
+        dropped=names,
+    )
 
 
 def _fc_unused(run: EngineRun) -> Iterator[Finding]:
