@@ -38,6 +38,7 @@ from recipecli.kernelcheck.cases import (
     CONVENTIONS,
     CaseResult,
     KernelReport,
+    case_count,
     format_report,
     report,
     run_cases,
@@ -63,9 +64,11 @@ __all__ = [
     "KERNEL_MODES",
     "SOURCE_CONVENTIONS",
     "SOURCE_FACTS",
+    "VERIFY_TOKENS",
     "CaseResult",
     "DraftNorms",
     "NormWeight",
+    "case_count",
     "cuda_driver_present",
     "dependencies_missing",
     "draft_norms",
@@ -102,6 +105,11 @@ CPU_TOKENS: tuple[int, ...] = (3,)
 #: N on CUDA: small N take the register tile, 2500 the looped two-pass reduction for rows of
 #: 4096 bf16 lanes or more (``rmsnorm_triton.LOOP_MIN_ROWS``).
 CUDA_TOKENS: tuple[int, ...] = (1, 7, 64, 512, 2500)
+#: ``verify-kernel``'s default N per device. Under the CPU interpreter (seconds per 1000 rows of
+#: 4096 lanes): N = 0 (nothing launched), 1 (one row) and 7 (a full 4-row program, then one with
+#: a masked row) reach every code path; on CUDA larger N add nothing the interpreter lacks but
+#: cost microseconds.
+VERIFY_TOKENS: dict[str, tuple[int, ...]] = {"cpu": (0, 1, 7), "cuda": (0, 1, 7, 64, 512)}
 
 
 def dependencies_missing(device: str = "any") -> list[str]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
@@ -153,6 +153,7 @@ def run_cases(
     seed: int = 0,
     conventions: Sequence[str] = CONVENTIONS,
     both_paths: bool = True,
+    on_case: Callable[[CaseResult], None] | None = None,
 ) -> list[CaseResult]:
     """Run every (case, N, convention) through the kernel and compare with the reference (numpy under the
     CPU interpreter, torch on CUDA).
@@ -166,6 +167,8 @@ def run_cases(
         both_paths: CPU only — run each (N, convention) as register tile and as looped
             reduction (True), or the first convention as tile and the rest looped (False, what
             ``check`` runs: each code path and each convention once).
+        on_case: called with each result as soon as its case is done (progress bars;
+            :func:`case_count` cases in all).
 
     Returns:
         One :class:`CaseResult` per case, N, convention (and code path on CPU).
@@ -174,8 +177,9 @@ def run_cases(
         MissingDependencyError: torch/triton missing; UsageError: device not usable.
     """
     K = _kernel_module(device)
+    tick = on_case or (lambda result: None)
     if device == "cpu":
-        return _run_cases_host(K, norms, tokens, seed, conventions, both_paths)
+        return _run_cases_host(K, norms, tokens, seed, conventions, both_paths, tick)
     import torch
 
     dt = getattr(torch, norms.dtype)
@@ -189,16 +193,27 @@ def run_cases(
     results: list[CaseResult] = []
     if norms.layer0 is not None:
         w1, w2 = (tensor_of(w) for w in norms.layer0)
-        results += _cuda_layer0(K, norms, w1, w2, tokens, device, gen, conventions)
+        results += _cuda_layer0(K, norms, w1, w2, tokens, device, gen, conventions, tick)
     if norms.fc_norm:
         ws = torch.stack([tensor_of(w) for w in norms.fc_norm])
-        results += _cuda_fc_norm(K, norms, ws, tokens, device, gen, conventions)
+        results += _cuda_fc_norm(K, norms, ws, tokens, device, gen, conventions, tick)
     return results
+
+
+def case_count(
+    norms: DraftNorms, tokens: Sequence[int], device: str, *, conventions: Sequence[str] = CONVENTIONS,
+    both_paths: bool = True,
+) -> int:  # fmt: skip
+    """How many results :func:`run_cases` returns for these arguments: per kind the draft has
+    (layer 0, fc_norm), per N and convention, twice on CPU with ``both_paths``."""
+    kinds = (norms.layer0 is not None) + bool(norms.fc_norm)
+    paths = 2 if device == "cpu" and both_paths else 1
+    return kinds * len(tokens) * len(conventions) * paths
 
 
 def _cuda_layer0(
     K: Any, norms: DraftNorms, w1: Any, w2: Any, tokens: Sequence[int], device: str, gen: Any,
-    conventions: Sequence[str],
+    conventions: Sequence[str], tick: Callable[[CaseResult], None],
 ) -> list[CaseResult]:  # fmt: skip
     """Layer-0 cases on CUDA: dual RMSNorm + concat of [N, d1] and [N, d2] inputs (drawn from
     ``gen``) against the torch reference."""
@@ -223,12 +238,13 @@ def _cuda_layer0(
             metrics = compare(out.cpu(), ref, interpreted=False, convention=conv)
             results.append(CaseResult("layer0", conv, n, (d1, d2), norms.dtype, metrics,
                                       _guards_layer0(d1, d2, n, norms.dtype, eps), bool(n)))  # fmt: skip
+            tick(results[-1])
     return results
 
 
 def _cuda_fc_norm(
     K: Any, norms: DraftNorms, ws: Any, tokens: Sequence[int], device: str, gen: Any,
-    conventions: Sequence[str],
+    conventions: Sequence[str], tick: Callable[[CaseResult], None],
 ) -> list[CaseResult]:  # fmt: skip
     """``fc_norm`` cases on CUDA: grouped RMSNorm of [N, k*h] inputs (drawn from ``gen``) with
     the k weights ``ws`` [k, h] against the torch reference."""
@@ -249,6 +265,7 @@ def _cuda_fc_norm(
             metrics = compare(out.cpu(), ref, interpreted=False, convention=conv)
             results.append(CaseResult("fc_norm", conv, n, (h,) * k, norms.dtype, metrics,
                                       _guards_fc_norm(h, k, n, norms.dtype, eps), bool(n)))  # fmt: skip
+            tick(results[-1])
     return results
 
 
@@ -272,6 +289,7 @@ def _run_cases_host(
     seed: int,
     conventions: Sequence[str],
     both_paths: bool = True,
+    tick: Callable[[CaseResult], None] = lambda result: None,
 ) -> list[CaseResult]:
     """:func:`run_cases` under Triton's CPU interpreter on numpy-backed tensors (no torch).
 
@@ -293,16 +311,16 @@ def _run_cases_host(
     results: list[CaseResult] = []
     if norms.layer0 is not None:
         w1, w2 = (tensor_of(w) for w in norms.layer0)
-        results += _host_layer0(K, norms, w1, w2, tokens, rng, conventions, both_paths)
+        results += _host_layer0(K, norms, w1, w2, tokens, rng, conventions, both_paths, tick)
     if norms.fc_norm:
         ws = [tensor_of(w) for w in norms.fc_norm]
-        results += _host_fc_norm(K, norms, ws, tokens, rng, conventions, both_paths)
+        results += _host_fc_norm(K, norms, ws, tokens, rng, conventions, both_paths, tick)
     return results
 
 
 def _host_layer0(
     K: Any, norms: DraftNorms, w1: Any, w2: Any, tokens: Sequence[int], rng: Any,
-    conventions: Sequence[str], both_paths: bool,
+    conventions: Sequence[str], both_paths: bool, tick: Callable[[CaseResult], None],
 ) -> list[CaseResult]:  # fmt: skip
     """Layer-0 cases under the interpreter against the numpy reference."""
     import numpy as np
@@ -327,12 +345,13 @@ def _host_layer0(
                                      convention=conv)  # fmt: skip
                 results.append(CaseResult("layer0", conv, n, (d1, d2), dt, metrics,
                                           _guards_layer0(d1, d2, n, dt, eps), bool(n), path))  # fmt: skip
+                tick(results[-1])
     return results
 
 
 def _host_fc_norm(
     K: Any, norms: DraftNorms, ws: list[Any], tokens: Sequence[int], rng: Any,
-    conventions: Sequence[str], both_paths: bool,
+    conventions: Sequence[str], both_paths: bool, tick: Callable[[CaseResult], None],
 ) -> list[CaseResult]:  # fmt: skip
     """``fc_norm`` cases under the interpreter against the numpy reference."""
     import numpy as np
@@ -360,6 +379,7 @@ def _host_fc_norm(
                                      convention=conv)  # fmt: skip
                 results.append(CaseResult("fc_norm", conv, n, (h,) * k, dt, metrics,
                                           _guards_fc_norm(h, k, n, dt, eps), bool(n), path))  # fmt: skip
+                tick(results[-1])
     return results
 
 

@@ -205,3 +205,35 @@ def test_check_by_default_answers_on_metadata_then_from_the_cache(xdg):
     assert code == 0 and [f["code"] for f in kernel] == ["kernel.pass"]
     assert kernel[0]["evidence"]["verification"] == "cached"
     assert modules == "MODULES False False"
+
+
+def _verify(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "recipecli", "verify-kernel", "--widths", "64,64", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=dict(os.environ, TRITON_INTERPRET="1"),
+    )
+
+
+def test_verify_kernel_cpu_defaults_and_progress_only_when_asked():
+    quiet = _verify("--device", "cpu", "--json")
+    assert quiet.returncode == 0 and quiet.stderr == ""  # stderr is a pipe: no bar
+    doc = json.loads(quiet.stdout)
+    # CPU default N = 0, 1, 7; x 2 conventions x 2 code paths (tile, looped) = 12 cases
+    assert sorted({c["n"] for c in doc["cases"]}) == [0, 1, 7] and len(doc["cases"]) == 12
+    shown = _verify("--device", "cpu", "--tokens", "1", "--progress")
+    assert shown.returncode == 0 and "verify-kernel:" in shown.stderr and "/4 [" in shown.stderr
+    assert _verify("--device", "cpu", "--tokens", "1", "--no-progress").stderr == ""
+
+
+def test_case_count_is_what_run_cases_returns():
+    norms = kc.synthetic_norms(64, 64, 3, "bfloat16")  # layer 0 and a 3-chunk fc_norm
+    # 2 kinds x 2 N x 2 conventions x 2 paths on CPU; x 1 path on CUDA or without both_paths
+    assert kc.case_count(norms, [1, 7], "cpu") == 16
+    assert kc.case_count(norms, [1, 7], "cuda") == 8
+    assert kc.case_count(norms, [1, 7], "cpu", both_paths=False) == 8
+    seen: list[str] = []
+    got = kc.run_cases(norms, [1, 7], "cpu", on_case=lambda r: seen.append(r.kind))
+    assert len(got) == len(seen) == 16 and seen.count("fc_norm") == 8

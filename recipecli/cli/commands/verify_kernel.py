@@ -5,6 +5,7 @@ Exit codes: 0 every case passes, 1 any case fails, 2 bad input (options, SOURCE,
 
 from __future__ import annotations
 
+import sys
 from typing import TYPE_CHECKING
 
 import click
@@ -14,6 +15,7 @@ from recipecli.cli.terminal import print_json
 from recipecli.errors import UsageError
 
 if TYPE_CHECKING:
+    from recipecli.kernelcheck.cases import CaseResult
     from recipecli.kernelcheck.norms import DraftNorms
 
 
@@ -40,14 +42,19 @@ if TYPE_CHECKING:
 @click.option(
     "--tokens",
     type=TOKEN_COUNTS,
-    default="0,1,7,64,512",
-    show_default=True,
-    help="Token counts N to test.",
+    default=None,
+    help="Token counts N to test [default: 0,1,7 on CPU (Triton's interpreter: a few seconds), "
+    "0,1,7,64,512 on CUDA].",
 )
 @click.option(
     "--device", type=click.Choice(["auto", "cpu", "cuda"]), default="auto", show_default=True
 )
 @click.option("--seed", type=int, default=0, show_default=True)
+@click.option(
+    "--progress/--no-progress",
+    default=None,
+    help="A progress bar of the cases on stderr [default: when stderr is a terminal].",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
 def command(
     source: str | None,
@@ -58,6 +65,7 @@ def command(
     tokens: tuple[int, ...],
     device: str,
     seed: int,
+    progress: bool | None,
     as_json: bool,
 ) -> int:
     """Run the fused EAGLE3 norm kernels on a draft's own norms against plain references.
@@ -89,15 +97,35 @@ def command(
                     path=source,
                 )
             norms = kc.with_fc_norm_chunks(norms, chunks)
-    _check_budget(norms, tokens)
     dev = kc.resolve_device(device)
-    results = kc.run_cases(norms, list(tokens), dev, seed=seed)
+    tokens = tokens or kc.VERIFY_TOKENS[dev]
+    _check_budget(norms, tokens)
+    results = _run(norms, tokens, dev, seed, progress)
     result = kc.report(norms, results, dev)
     if as_json:
         print_json(result, ok=result.passed)
     else:
         click.echo(kc.format_report(result))
     return 0 if result.passed else 1
+
+
+def _run(
+    norms: DraftNorms, tokens: tuple[int, ...], dev: str, seed: int, progress: bool | None
+) -> list[CaseResult]:
+    """The cases, with a tqdm bar of them on stderr when ``progress`` (None: when stderr is a
+    terminal; tqdm's ``disable=None``), left off the screen when done."""
+    from tqdm import tqdm
+
+    from recipecli import kernelcheck as kc
+
+    total = kc.case_count(norms, tokens, dev)
+    with tqdm(total=total, desc="verify-kernel", unit="case", file=sys.stderr, leave=False,
+              disable=None if progress is None else not progress) as bar:  # fmt: skip
+
+        def tick(result: CaseResult) -> None:
+            bar.update()
+
+        return kc.run_cases(norms, list(tokens), dev, seed=seed, on_case=tick)
 
 
 #: Most elements (tokens x the summed widths of the norms one case runs) a ``verify-kernel``
