@@ -359,8 +359,11 @@ def test_recipe_page_minimax(pages):
     assert text.splitlines()[2] == "# MiniMax-M3 + EAGLE3"
     assert "| `mi355x` | `amd/MiniMax-M3-MXFP4` | `Inferact/MiniMax-M3-EAGLE3` |" in text
     assert "| `b200` | `nvidia/MiniMax-M3-NVFP4` | `Inferact/MiniMax-M3-EAGLE3` |" in text
-    # no bundled snapshot of the MiniMax checkpoints (only config snapshots of the targets)
-    assert "checkpoints not available offline" in text
+    # bundled metadata snapshots of both targets and the draft (issue #28 item 2): the offline
+    # check runs, naming the bundled files (recipecli/data/{targets,drafts}/<org>__<name>...)
+    assert "checkpoints not available offline" not in text
+    assert "### Offline check" in text
+    assert "bundled snapshot Inferact__MiniMax-M3-EAGLE3.snapshot.json.gz" in text
     # every hardware x engine section with serve, bench and eval, each the render output
     for hw in ("b200", "mi355x"):
         hw_text = section(text, f"## {hw} (" + ("NVIDIA)" if hw == "b200" else "AMD)"))
@@ -425,11 +428,17 @@ def test_cache_mode_never_reaches_the_network(tmp_path, monkeypatch):
     monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
     monkeypatch.delenv("HF_HUB_CACHE", raising=False)
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
-    recipe = load_recipe("qwen3-30b-a3b-eagle3")
-    text = recipe_page(recipe, ("vllm",), out_dir=tmp_path, checkpoints="cache")
+    # a pair recipecli ships no snapshot of, in an empty HF cache
+    doc = yaml.safe_load(Path(load_recipe("qwen3-30b-a3b-eagle3").path).read_text())
+    doc.update(target="example-org/not-bundled", draft="example-org/not-bundled-draft")
+    doc.pop("hardware", None)
+    doc.pop("default_hardware", None)
+    path = tmp_path / "nb.yaml"
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    text = recipe_page(load_recipe(str(path)), ("vllm",), out_dir=tmp_path, checkpoints="cache")
     assert (
         "Offline check: checkpoints not available offline "
-        "(`Qwen/Qwen3-30B-A3B`, `RedHatAI/Qwen3-30B-A3B-speculator.eagle3`)."
+        "(`example-org/not-bundled`, `example-org/not-bundled-draft`)."
     ) in text
     assert "HF_HUB_OFFLINE" not in os.environ  # never set: docs passes offline=True instead
 
