@@ -171,3 +171,48 @@ def test_comments_state_the_arithmetic_and_where_the_draft_runs() -> None:
     assert "# draft: PP 1 (one pipeline stage): the draft runs with the target on all 8" in (
         proc.stdout
     )
+
+
+@pytest.mark.parametrize(
+    ("engine", "flag"),
+    # vLLM ParallelConfig.distributed_timeout_seconds, SGLang fields/parallel.py dist_timeout,
+    # tokenspeed server_args.py --distributed-timeout-seconds
+    [("vllm", "--distributed-timeout-seconds"), ("sglang", "--dist-timeout"),
+     ("tokenspeed", "--distributed-timeout-seconds")],
+)  # fmt: skip
+def test_dist_timeout_is_the_engines_own_flag(engine: str, flag: str) -> None:
+    data = nodes_json(engine, 2, 4, "tensor_parallel_size=8")
+    assert flag not in data["nodes"][0]["argv"]
+    proc = render(RECIPE, "--engine", engine, "--nodes", "2", "--gpus-per-node", "4",
+                  "--head-addr", HEAD, "--ifname", "eth0", "--set", "tensor_parallel_size=8",
+                  "--dist-timeout", "1800", "--format", "argv-json")  # fmt: skip
+    for n in json.loads(proc.stdout)["nodes"]:
+        assert n["argv"][n["argv"].index(flag) + 1] == "1800"
+
+
+@pytest.mark.parametrize("engine", sorted(TAILS))
+def test_every_rendered_flag_is_in_the_engines_parser_catalog(engine: str) -> None:
+    # the catalogs are extracted from each engine's own parser (tokenspeed's cannot be imported
+    # on CPU: scripts/build_tokenspeed_flag_catalog.py reads its add_cli_args)
+    from recipecli.engines.catalog import load_catalog
+
+    flags = load_catalog(engine).flags()
+    for n in nodes_json(engine, 4, 2, "tensor_parallel_size=8")["nodes"]:
+        unknown = [a for a in n["argv"] if a.startswith("--") and a not in flags]
+        assert unknown == [], unknown
+
+
+def test_lws_asks_for_the_profiles_gpu_vendor() -> None:
+    # minimax-m3-eagle3's mi355x profile is vendor amd: AMD's device plugin resource
+    proc = render("minimax-m3-eagle3", "--engine", "vllm", "--hardware", "mi355x", "--nodes",
+                  "2", "--gpus-per-node", "4", "--ifname", "eth0", "--format", "lws",
+                  "--image", "example/vllm-rocm:1", "--set", "tensor_parallel_size=8")  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert "amd.com/gpu: 4" in proc.stdout and "nvidia.com/gpu" not in proc.stdout
+    import yaml
+
+    pod = yaml.safe_load(proc.stdout)["spec"]["leaderWorkerTemplate"]["workerTemplate"]
+    env = {e["name"]: e["value"] for e in pod["spec"]["containers"][0]["env"]}
+    # the profile lists 0,1,2,3 for TP 4; --set tensor_parallel_size=8 re-derives 0..7 (one
+    # node), and --nodes cuts it to the 4 GPUs of each node
+    assert env["HIP_VISIBLE_DEVICES"] == "0,1,2,3"
