@@ -293,12 +293,15 @@ def node_argv(plan: NodePlan, rank: int | str, head: str) -> list[str]:
 
 
 def node_env(plan: NodePlan) -> dict[str, str]:
-    """The env of every node: the serve command's, a visible-devices list cut to the GPUs of
-    one node (the first ``gpus_per_node``), then :data:`IFNAME_VARS` = ``--ifname``."""
+    """The env of every node: the serve command's, with a visible-devices list of the first K
+    devices (as recipes and ``--set tensor_parallel_size`` derive it from the TP size) made the
+    first ``gpus_per_node`` (one node's share of the world); any other list is kept as the
+    recipe gives it. Then :data:`IFNAME_VARS` = ``--ifname``."""
     env = dict(plan.serve.env)
     per_node = ",".join(str(i) for i in range(plan.options.gpus_per_node))
     for var in E.VISIBLE_DEVICES_VARS:
-        if var in env:
+        ids = env.get(var, "").split(",")
+        if var in env and ids == [str(i) for i in range(len(ids))]:
             env[var] = per_node
     for var in IFNAME_VARS:
         env[var] = str(plan.options.ifname)
