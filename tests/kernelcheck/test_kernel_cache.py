@@ -237,3 +237,15 @@ def test_case_count_is_what_run_cases_returns():
     seen: list[str] = []
     got = kc.run_cases(norms, [1, 7], "cpu", on_case=lambda r: seen.append(r.kind))
     assert len(got) == len(seen) == 16 and seen.count("fc_norm") == 8
+
+
+def test_versions_are_the_installed_distributions():
+    from importlib import metadata
+
+    for dist in cache.VERSIONED:
+        try:
+            expected: str | None = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            expected = None
+        assert cache._version(dist) == expected
+    assert cache._version("no_such_package_anywhere") is None
