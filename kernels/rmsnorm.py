@@ -28,7 +28,7 @@ Example::
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Final, Literal, overload
 
 import torch
@@ -37,6 +37,8 @@ from .rmsnorm_guards import recipecli_guard
 from .rmsnorm_ref import CONVENTION_NAMES, _check_convention, rmsnorm_ref
 
 if TYPE_CHECKING:
+    from torch._library.custom_ops import CustomOpDef
+
     from .rmsnorm_triton import Launch
 
 PATH_TRITON: Final = "triton"
@@ -433,9 +435,11 @@ def _traceable_dual(
     # out2 is addressed from out1 (O2_IN_O1): passing one buffer twice would make Inductor's
     # functionalisation treat the two as separate mutations and keep only one of them
     consts = dict(p.consts, PDL=False, O2_IN_O1=True)
+    # the two scratch pointers of the split reduction are unused (SPLIT == 1 on the host plan)
     wrap_triton(p.kernel)[(p.grid0,)](
-        a, b, w1, w2, out, b, *p.static, float(eps1), float(eps2), **consts, num_warps=p.num_warps
-    )
+        a, b, w1, w2, out, b, a, a, *p.static, float(eps1), float(eps2), **consts,
+        num_warps=p.num_warps,
+    )  # fmt: skip
     return out
 
 
@@ -462,10 +466,71 @@ def _traceable_grouped(
                        -1, convention=convention, pdl=False)  # fmt: skip
     consts = dict(p.consts, PDL=False)
     wrap_triton(p.kernel)[(p.grid0,)](
-        x, out, *(weights,) * (K.MAX_CHUNKS), *p.static, float(eps), **consts,
+        x, out, *(weights,) * (K.MAX_CHUNKS), x, x, *p.static, float(eps), **consts,
         num_warps=p.num_warps,
     )  # fmt: skip
     return out
+
+
+def _dual_eager(a: torch.Tensor, b: torch.Tensor, w1: torch.Tensor, w2: torch.Tensor,
+                eps1: float, eps2: float, convention: str) -> torch.Tensor:  # fmt: skip
+    return dual_rmsnorm_concat(a, b, w1, w2, eps1, eps2, convention=convention)
+
+
+def _grouped_eager(x: torch.Tensor, weights: torch.Tensor, eps: float,
+                   convention: str) -> torch.Tensor:  # fmt: skip
+    return grouped_rmsnorm(x, weights, eps, convention=convention)
+
+
+#: The Libraries holding the eager Autograd kernels (kept: a dropped Library unregisters).
+_AUTOGRAD_LIBS: list[torch.library.Library] = []
+
+
+def _eager_autograd(op_def: CustomOpDef, n_tensors: int,
+                    eager: Callable[..., torch.Tensor]) -> None:  # fmt: skip
+    """Replace the op's Python autograd wrapper by one that, when no gradient is needed, calls
+    the entry point at once.
+
+    ``torch.library.custom_op`` (and ``triton_op``, built on it) registers a Python Autograd
+    kernel that redispatches below autograd (``torch/_library/autograd.py``
+    ``make_autograd_impl``); outside inference mode (plain ``no_grad`` included) every eager
+    call paid it, about 25 µs on an H200 host. This kernel, registered for the same key, runs
+    the cached entry point directly when grad mode is off or no tensor argument requires grad,
+    there is no dispatch mode and nothing is being compiled, and defers to custom_op's own
+    wrapper otherwise (which raises on backward: the ops have no derivative). Best effort: a
+    torch whose private hooks differ keeps custom_op's wrapper.
+    """
+    import warnings
+
+    try:
+        from torch._library.autograd import make_autograd_impl
+
+        opoverload = op_def._opoverload
+        wrapped = make_autograd_impl(opoverload, op_def)
+        below = torch._C._after_autograd_keyset
+    except (ImportError, AttributeError):
+        return
+
+    def kernel(keyset: torch._C.DispatchKeySet, *args: object) -> object:
+        tensors = args[:n_tensors]
+        if not torch.is_grad_enabled() or not any(
+            t.requires_grad for t in tensors if isinstance(t, torch.Tensor)
+        ):
+            if type(args[0]) is torch.Tensor and _eager_dispatch():
+                return eager(*args)
+            with torch._C._AutoDispatchBelowAutograd():
+                return opoverload.redispatch(keyset & below, *args)
+        return wrapped(keyset, *args)
+
+    lib = torch.library.Library("recipecli", "IMPL")  # type: ignore[no-untyped-call]
+    with warnings.catch_warnings():  # "Overriding a previously registered kernel": intended
+        warnings.simplefilter("ignore")
+        try:  # torch 2.11 refuses an override unless asked (allow_override, default False)
+            lib.impl(op_def._name, kernel, "Autograd", with_keyset=True,
+                     allow_override=True)  # type: ignore[no-untyped-call]  # fmt: skip
+        except (TypeError, RuntimeError):  # a torch without the keyword, or refusing: keep
+            return
+    _AUTOGRAD_LIBS.append(lib)
 
 
 def _register() -> str:
@@ -482,13 +547,17 @@ def _register() -> str:
 
         if not triton_available() or interpreter_enabled() or not hasattr(lib, "triton_op"):
             raise ImportError
-        lib.triton_op("recipecli::dual_rmsnorm_concat", mutates_args=())(_traceable_dual)
-        lib.triton_op("recipecli::grouped_rmsnorm", mutates_args=())(_traceable_grouped)
+        d = lib.triton_op("recipecli::dual_rmsnorm_concat", mutates_args=())(_traceable_dual)
+        g = lib.triton_op("recipecli::grouped_rmsnorm", mutates_args=())(_traceable_grouped)
+        _eager_autograd(d, 4, _dual_eager)
+        _eager_autograd(g, 2, _grouped_eager)
         return "triton_op"
     except ImportError:
         pass
     d = lib.custom_op("recipecli::dual_rmsnorm_concat", mutates_args=())(_dual_impl)
     g = lib.custom_op("recipecli::grouped_rmsnorm", mutates_args=())(_grouped_impl)
+    _eager_autograd(d, 4, _dual_eager)
+    _eager_autograd(g, 2, _grouped_eager)
 
     @d.register_fake
     def _(a: torch.Tensor, b: torch.Tensor, w1: torch.Tensor, w2: torch.Tensor, eps1: float,

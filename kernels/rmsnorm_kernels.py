@@ -147,13 +147,60 @@ def _rms_loop(x_ptr: tl.tensor, w_ptr: tl.tensor, o_ptr: tl.tensor, row0: tl.ten
 
 
 @jit
-def _rms_rows(x_ptr: tl.tensor, w_ptr: tl.tensor, o_ptr: tl.tensor, row0: tl.tensor,
+def _rms_split(x_ptr: tl.tensor, w_ptr: tl.tensor, o_ptr: tl.tensor, row: tl.tensor,
+               part_ptr: tl.tensor, cnt_ptr: tl.tensor, slot: tl.tensor, s: tl.tensor,
+               stride_x: tl.tensor, stride_o: tl.tensor, width: tl.tensor, width_f: tl.tensor,
+               eps: tl.tensor, SPLIT: tl.constexpr, SBLOCK: tl.constexpr, HF_ORDER: tl.constexpr,
+               RNE_BF16: tl.constexpr, STORE_CS: tl.constexpr,
+               X_EVICT: tl.constexpr) -> None:  # fmt: skip
+    """Part ``s`` (of SPLIT) of one row: a split reduction over SPLIT programs, no clusters.
+
+    Each program loads its SBLOCK columns, publishes their sum of squares in slot ``slot`` of
+    ``part_ptr`` ([slots, SPLIT] fp32) and counts itself in ``cnt_ptr[slot]`` (int32, release);
+    it waits (acquire) until all SPLIT parts are in, sums them in a fixed order (the result does
+    not depend on which program came first), scales and stores its columns. The counter goes on
+    to 2 * SPLIT as the programs leave and the last one resets it to 0, so the scratch is ready
+    for the next launch (inside a CUDA graph too). All SPLIT programs of a row must be resident
+    at once: the launcher splits only grids that fit the GPU in one wave.
+    """
+    cols = s * SBLOCK + tl.arange(0, SBLOCK)
+    cmask = cols < width
+    row64 = row.to(tl.int64)
+    x = tl.load(x_ptr + row64 * stride_x + cols, mask=cmask, other=0.0, eviction_policy=X_EVICT)
+    x = x.to(tl.float32)
+    w = tl.load(w_ptr + cols, mask=cmask, other=0.0, eviction_policy="evict_last").to(tl.float32)
+    tl.atomic_xchg(part_ptr + slot * SPLIT + s, tl.sum(x * x, axis=0), sem="relaxed")
+    tl.atomic_add(cnt_ptr + slot, 1, sem="release")
+    arrived = tl.atomic_add(cnt_ptr + slot, 0, sem="acquire")
+    while arrived < SPLIT:
+        arrived = tl.atomic_add(cnt_ptr + slot, 0, sem="acquire")
+    parts = tl.atomic_add(part_ptr + slot * SPLIT + tl.arange(0, SPLIT),
+                          tl.zeros([SPLIT], dtype=tl.float32), sem="relaxed")  # fmt: skip
+    rstd = _rstd(tl.sum(parts, axis=0), width_f, eps)
+    y = x * rstd
+    if HF_ORDER:
+        y = _to_out(y, x_ptr.dtype.element_ty, RNE_BF16).to(tl.float32) * w
+    else:
+        y = y * w
+    tl.store(o_ptr + row64 * stride_o + cols, _to_out(y, o_ptr.dtype.element_ty, RNE_BF16),
+             mask=cmask, cache_modifier=".cs" if STORE_CS else "")  # fmt: skip
+    if tl.atomic_add(cnt_ptr + slot, 1, sem="acq_rel") == 2 * SPLIT - 1:
+        tl.atomic_xchg(cnt_ptr + slot, 0, sem="relaxed")
+
+
+@jit
+def _rms_rows(x_ptr: tl.tensor, w_ptr: tl.tensor, o_ptr: tl.tensor, part_ptr: tl.tensor,
+              cnt_ptr: tl.tensor, slot: tl.tensor, s: tl.tensor, row0: tl.tensor,
               n_rows: tl.tensor, stride_x: tl.tensor, stride_o: tl.tensor, width: tl.tensor,
               width_f: tl.tensor, eps: tl.tensor, ROWS: tl.constexpr, BLOCK: tl.constexpr,
-              TAIL: tl.constexpr, CHUNK: tl.constexpr, HF_ORDER: tl.constexpr,
-              RNE_BF16: tl.constexpr, STORE_CS: tl.constexpr,
+              TAIL: tl.constexpr, CHUNK: tl.constexpr, SPLIT: tl.constexpr,
+              HF_ORDER: tl.constexpr, RNE_BF16: tl.constexpr, STORE_CS: tl.constexpr,
               X_EVICT: tl.constexpr) -> None:  # fmt: skip
-    if CHUNK > 0:
+    if SPLIT > 1:  # one row over SPLIT programs of BLOCK // SPLIT columns (ROWS == 1)
+        _rms_split(x_ptr, w_ptr, o_ptr, row0, part_ptr, cnt_ptr, slot, s, stride_x, stride_o,
+                   width, width_f, eps, SPLIT, (BLOCK + TAIL) // SPLIT, HF_ORDER, RNE_BF16,
+                   STORE_CS, X_EVICT)  # fmt: skip
+    elif CHUNK > 0:
         _rms_loop(x_ptr, w_ptr, o_ptr, row0, n_rows, stride_x, stride_o, width, width_f, eps,
                   ROWS, CHUNK, HF_ORDER, RNE_BF16, STORE_CS, X_EVICT)  # fmt: skip
     else:
@@ -163,13 +210,17 @@ def _rms_rows(x_ptr: tl.tensor, w_ptr: tl.tensor, o_ptr: tl.tensor, row0: tl.ten
 
 @jit
 def _dual_tile(t: tl.tensor, a_ptr: tl.tensor, b_ptr: tl.tensor, w1_ptr: tl.tensor,
-               w2_ptr: tl.tensor, o1_ptr: tl.tensor, o2_ptr: tl.tensor, n_rows: tl.tensor,
-               stride_a: tl.tensor, stride_b: tl.tensor, stride_o1: tl.tensor, stride_o2: tl.tensor,
-               d1: tl.tensor, d2: tl.tensor, d1_f: tl.tensor, d2_f: tl.tensor, eps1: tl.tensor,
-               eps2: tl.tensor, ROWS: tl.constexpr, BLOCK1: tl.constexpr, TAIL1: tl.constexpr,
+               w2_ptr: tl.tensor, o1_ptr: tl.tensor, o2_ptr: tl.tensor, part_ptr: tl.tensor,
+               cnt_ptr: tl.tensor, n_rows: tl.tensor, stride_a: tl.tensor, stride_b: tl.tensor,
+               stride_o1: tl.tensor, stride_o2: tl.tensor, d1: tl.tensor, d2: tl.tensor,
+               d1_f: tl.tensor, d2_f: tl.tensor, eps1: tl.tensor, eps2: tl.tensor,
+               ROWS: tl.constexpr, BLOCK1: tl.constexpr, TAIL1: tl.constexpr,
                BLOCK2: tl.constexpr, TAIL2: tl.constexpr, CHUNK: tl.constexpr,
-               HF_ORDER: tl.constexpr, RNE_BF16: tl.constexpr, SEG_MAJOR: tl.constexpr,
-               STORE_CS: tl.constexpr, X_EVICT: tl.constexpr) -> None:  # fmt: skip
+               SPLIT: tl.constexpr, HF_ORDER: tl.constexpr, RNE_BF16: tl.constexpr,
+               SEG_MAJOR: tl.constexpr, STORE_CS: tl.constexpr,
+               X_EVICT: tl.constexpr) -> None:  # fmt: skip
+    s = t % SPLIT  # the part of the row (0 unless split), parts of one row adjacent
+    t = t // SPLIT
     if SEG_MAJOR:
         seg = t % 2
         row0 = (t // 2) * ROWS
@@ -177,25 +228,29 @@ def _dual_tile(t: tl.tensor, a_ptr: tl.tensor, b_ptr: tl.tensor, w1_ptr: tl.tens
         n_blocks = tl.cdiv(n_rows, ROWS)
         seg = t // n_blocks
         row0 = (t % n_blocks) * ROWS
+    slot = row0 * 2 + seg
     if seg == 0:
-        _rms_rows(a_ptr, w1_ptr, o1_ptr, row0, n_rows, stride_a, stride_o1, d1, d1_f, eps1,
-                  ROWS, BLOCK1, TAIL1, CHUNK, HF_ORDER, RNE_BF16, STORE_CS, X_EVICT)  # fmt: skip
+        _rms_rows(a_ptr, w1_ptr, o1_ptr, part_ptr, cnt_ptr, slot, s, row0, n_rows, stride_a,
+                  stride_o1, d1, d1_f, eps1, ROWS, BLOCK1, TAIL1, CHUNK, SPLIT, HF_ORDER,
+                  RNE_BF16, STORE_CS, X_EVICT)  # fmt: skip
     else:
-        _rms_rows(b_ptr, w2_ptr, o2_ptr, row0, n_rows, stride_b, stride_o2, d2, d2_f, eps2,
-                  ROWS, BLOCK2, TAIL2, CHUNK, HF_ORDER, RNE_BF16, STORE_CS, X_EVICT)  # fmt: skip
+        _rms_rows(b_ptr, w2_ptr, o2_ptr, part_ptr, cnt_ptr, slot, s, row0, n_rows, stride_b,
+                  stride_o2, d2, d2_f, eps2, ROWS, BLOCK2, TAIL2, CHUNK, SPLIT, HF_ORDER,
+                  RNE_BF16, STORE_CS, X_EVICT)  # fmt: skip
 
 
 @jit
 def _dual_rmsnorm_kernel(
     a_ptr: tl.tensor, b_ptr: tl.tensor, w1_ptr: tl.tensor, w2_ptr: tl.tensor, o1_ptr: tl.tensor,
-    o2_ptr: tl.tensor, n_rows: tl.tensor, n_tiles: tl.tensor, o2_off: tl.tensor,
+    o2_ptr: tl.tensor, part_ptr: tl.tensor, cnt_ptr: tl.tensor, n_rows: tl.tensor,
+    n_tiles: tl.tensor, o2_off: tl.tensor,
     stride_a: tl.tensor, stride_b: tl.tensor, stride_o1: tl.tensor, stride_o2: tl.tensor,
     d1: tl.tensor, d2: tl.tensor, d1_f: tl.tensor, d2_f: tl.tensor, eps1: tl.tensor,
     eps2: tl.tensor,
     ROWS: tl.constexpr, BLOCK1: tl.constexpr, TAIL1: tl.constexpr, BLOCK2: tl.constexpr,
-    TAIL2: tl.constexpr, CHUNK: tl.constexpr, HF_ORDER: tl.constexpr, RNE_BF16: tl.constexpr,
-    SEG_MAJOR: tl.constexpr, STORE_CS: tl.constexpr, X_EVICT: tl.constexpr, PERSISTENT: tl.constexpr,
-    O2_IN_O1: tl.constexpr, PDL: tl.constexpr,
+    TAIL2: tl.constexpr, CHUNK: tl.constexpr, SPLIT: tl.constexpr, HF_ORDER: tl.constexpr,
+    RNE_BF16: tl.constexpr, SEG_MAJOR: tl.constexpr, STORE_CS: tl.constexpr,
+    X_EVICT: tl.constexpr, PERSISTENT: tl.constexpr, O2_IN_O1: tl.constexpr, PDL: tl.constexpr,
 ) -> None:  # fmt: skip
     if PDL:  # programmatic dependent launch: wait for the previous grid, let the next one start
         tl.extra.cuda.gdc_wait()
@@ -206,15 +261,15 @@ def _dual_rmsnorm_kernel(
         o2_ptr += o2_off
     if PERSISTENT:
         for t in range(tl.program_id(0), n_tiles, tl.num_programs(0)):
-            _dual_tile(t, a_ptr, b_ptr, w1_ptr, w2_ptr, o1_ptr, o2_ptr, n_rows, stride_a,
-                       stride_b, stride_o1, stride_o2, d1, d2, d1_f, d2_f, eps1, eps2, ROWS,
-                       BLOCK1, TAIL1, BLOCK2, TAIL2, CHUNK, HF_ORDER, RNE_BF16, SEG_MAJOR,
-                       STORE_CS, X_EVICT)  # fmt: skip
+            _dual_tile(t, a_ptr, b_ptr, w1_ptr, w2_ptr, o1_ptr, o2_ptr, part_ptr, cnt_ptr,
+                       n_rows, stride_a, stride_b, stride_o1, stride_o2, d1, d2, d1_f, d2_f,
+                       eps1, eps2, ROWS, BLOCK1, TAIL1, BLOCK2, TAIL2, CHUNK, 1, HF_ORDER,
+                       RNE_BF16, SEG_MAJOR, STORE_CS, X_EVICT)  # fmt: skip
     else:
-        _dual_tile(tl.program_id(0), a_ptr, b_ptr, w1_ptr, w2_ptr, o1_ptr, o2_ptr, n_rows,
-                   stride_a, stride_b, stride_o1, stride_o2, d1, d2, d1_f, d2_f, eps1, eps2,
-                   ROWS, BLOCK1, TAIL1, BLOCK2, TAIL2, CHUNK, HF_ORDER, RNE_BF16, SEG_MAJOR,
-                   STORE_CS, X_EVICT)  # fmt: skip
+        _dual_tile(tl.program_id(0), a_ptr, b_ptr, w1_ptr, w2_ptr, o1_ptr, o2_ptr, part_ptr,
+                   cnt_ptr, n_rows, stride_a, stride_b, stride_o1, stride_o2, d1, d2, d1_f,
+                   d2_f, eps1, eps2, ROWS, BLOCK1, TAIL1, BLOCK2, TAIL2, CHUNK, SPLIT, HF_ORDER,
+                   RNE_BF16, SEG_MAJOR, STORE_CS, X_EVICT)  # fmt: skip
 
 
 @jit
@@ -253,13 +308,16 @@ def _pick(c: tl.tensor, w0: tl.tensor, w1: tl.tensor, w2: tl.tensor, w3: tl.tens
 @jit
 def _grouped_tile(t: tl.tensor, x_ptr: tl.tensor, o_ptr: tl.tensor, w0: tl.tensor, w1: tl.tensor,
                   w2: tl.tensor, w3: tl.tensor, w4: tl.tensor, w5: tl.tensor, w6: tl.tensor,
-                  w7: tl.tensor, n_rows: tl.tensor, stride_x: tl.tensor, stride_o: tl.tensor,
-                  chunk_stride_x: tl.tensor, chunk_stride_o: tl.tensor, stride_w: tl.tensor,
-                  width: tl.tensor, width_f: tl.tensor, eps: tl.tensor, ROWS: tl.constexpr,
-                  BLOCK: tl.constexpr, TAIL: tl.constexpr, CHUNK: tl.constexpr,
+                  w7: tl.tensor, part_ptr: tl.tensor, cnt_ptr: tl.tensor, n_rows: tl.tensor,
+                  stride_x: tl.tensor, stride_o: tl.tensor, chunk_stride_x: tl.tensor,
+                  chunk_stride_o: tl.tensor, stride_w: tl.tensor, width: tl.tensor,
+                  width_f: tl.tensor, eps: tl.tensor, ROWS: tl.constexpr, BLOCK: tl.constexpr,
+                  TAIL: tl.constexpr, CHUNK: tl.constexpr, SPLIT: tl.constexpr,
                   HF_ORDER: tl.constexpr, RNE_BF16: tl.constexpr, SEG_MAJOR: tl.constexpr,
                   N_SEG: tl.constexpr, STACKED: tl.constexpr, STORE_CS: tl.constexpr,
                   X_EVICT: tl.constexpr) -> None:  # fmt: skip
+    s = t % SPLIT  # as in _dual_tile
+    t = t // SPLIT
     if SEG_MAJOR:
         c = t % N_SEG  # c * chunk stride < k * H fits in 32 bits; rows use 64-bit offsets
         row0 = (t // N_SEG) * ROWS
@@ -268,34 +326,35 @@ def _grouped_tile(t: tl.tensor, x_ptr: tl.tensor, o_ptr: tl.tensor, w0: tl.tenso
         c = t // n_blocks
         row0 = (t % n_blocks) * ROWS
     w_ptr = _pick(c, w0, w1, w2, w3, w4, w5, w6, w7, stride_w, N_SEG, STACKED)
-    _rms_rows(x_ptr + c * chunk_stride_x, w_ptr, o_ptr + c * chunk_stride_o, row0, n_rows,
-              stride_x, stride_o, width, width_f, eps, ROWS, BLOCK, TAIL, CHUNK, HF_ORDER,
-              RNE_BF16, STORE_CS, X_EVICT)  # fmt: skip
+    _rms_rows(x_ptr + c * chunk_stride_x, w_ptr, o_ptr + c * chunk_stride_o, part_ptr, cnt_ptr,
+              row0 * N_SEG + c, s, row0, n_rows, stride_x, stride_o, width, width_f, eps, ROWS,
+              BLOCK, TAIL, CHUNK, SPLIT, HF_ORDER, RNE_BF16, STORE_CS, X_EVICT)  # fmt: skip
 
 
 @jit
 def _grouped_rmsnorm_kernel(
     x_ptr: tl.tensor, o_ptr: tl.tensor, w0: tl.tensor, w1: tl.tensor, w2: tl.tensor,
-    w3: tl.tensor, w4: tl.tensor, w5: tl.tensor, w6: tl.tensor, w7: tl.tensor, n_rows: tl.tensor,
+    w3: tl.tensor, w4: tl.tensor, w5: tl.tensor, w6: tl.tensor, w7: tl.tensor,
+    part_ptr: tl.tensor, cnt_ptr: tl.tensor, n_rows: tl.tensor,
     n_tiles: tl.tensor, stride_x: tl.tensor, stride_o: tl.tensor, chunk_stride_x: tl.tensor,
     chunk_stride_o: tl.tensor, stride_w: tl.tensor, width: tl.tensor, width_f: tl.tensor,
     eps: tl.tensor,
     ROWS: tl.constexpr, BLOCK: tl.constexpr, TAIL: tl.constexpr, CHUNK: tl.constexpr,
-    HF_ORDER: tl.constexpr, RNE_BF16: tl.constexpr, SEG_MAJOR: tl.constexpr, N_SEG: tl.constexpr,
-    STACKED: tl.constexpr, STORE_CS: tl.constexpr, X_EVICT: tl.constexpr, PERSISTENT: tl.constexpr,
-    PDL: tl.constexpr,
+    SPLIT: tl.constexpr, HF_ORDER: tl.constexpr, RNE_BF16: tl.constexpr, SEG_MAJOR: tl.constexpr,
+    N_SEG: tl.constexpr, STACKED: tl.constexpr, STORE_CS: tl.constexpr, X_EVICT: tl.constexpr,
+    PERSISTENT: tl.constexpr, PDL: tl.constexpr,
 ) -> None:  # fmt: skip
     if PDL:  # see _dual_rmsnorm_kernel
         tl.extra.cuda.gdc_wait()
         tl.extra.cuda.gdc_launch_dependents()
     if PERSISTENT:
         for t in range(tl.program_id(0), n_tiles, tl.num_programs(0)):
-            _grouped_tile(t, x_ptr, o_ptr, w0, w1, w2, w3, w4, w5, w6, w7, n_rows, stride_x,
-                          stride_o, chunk_stride_x, chunk_stride_o, stride_w, width, width_f, eps,
-                          ROWS, BLOCK, TAIL, CHUNK, HF_ORDER, RNE_BF16, SEG_MAJOR, N_SEG, STACKED,
-                          STORE_CS, X_EVICT)  # fmt: skip
+            _grouped_tile(t, x_ptr, o_ptr, w0, w1, w2, w3, w4, w5, w6, w7, part_ptr, cnt_ptr,
+                          n_rows, stride_x, stride_o, chunk_stride_x, chunk_stride_o, stride_w,
+                          width, width_f, eps, ROWS, BLOCK, TAIL, CHUNK, 1, HF_ORDER, RNE_BF16,
+                          SEG_MAJOR, N_SEG, STACKED, STORE_CS, X_EVICT)  # fmt: skip
     else:
-        _grouped_tile(tl.program_id(0), x_ptr, o_ptr, w0, w1, w2, w3, w4, w5, w6, w7, n_rows,
-                      stride_x, stride_o, chunk_stride_x, chunk_stride_o, stride_w, width,
-                      width_f, eps, ROWS, BLOCK, TAIL, CHUNK, HF_ORDER, RNE_BF16, SEG_MAJOR,
-                      N_SEG, STACKED, STORE_CS, X_EVICT)  # fmt: skip
+        _grouped_tile(tl.program_id(0), x_ptr, o_ptr, w0, w1, w2, w3, w4, w5, w6, w7, part_ptr,
+                      cnt_ptr, n_rows, stride_x, stride_o, chunk_stride_x, chunk_stride_o,
+                      stride_w, width, width_f, eps, ROWS, BLOCK, TAIL, CHUNK, SPLIT, HF_ORDER,
+                      RNE_BF16, SEG_MAJOR, N_SEG, STACKED, STORE_CS, X_EVICT)  # fmt: skip

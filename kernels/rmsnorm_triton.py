@@ -40,8 +40,7 @@ Raises nothing itself; shape errors surface as ``ValueError`` from the launchers
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import triton
 
@@ -52,8 +51,8 @@ from .rmsnorm_kernels import (
     _dual_rmsnorm_kernel,
     _grouped_rmsnorm_kernel,
 )
+from .rmsnorm_launch import Launch
 from .rmsnorm_types import DualConsts, EvictHint, GroupedConsts, LaunchTensor, Tuning
-from .triton_jit import JITKernel, is_compiled
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -69,6 +68,7 @@ __all__ = [
     "grouped_rmsnorm_launch",
     "launch_config",
     "loop_config",
+    "split_config",
     "tiles",
 ]
 
@@ -116,8 +116,18 @@ def launch_config(n_rows: int, block: int, elem_bytes: int) -> tuple[int, int]:
     for min_rows, max_row_bytes, rows, warps in _LARGE_N_CONFIGS:
         if n_rows >= min_rows and block * elem_bytes <= max_row_bytes:
             return rows, warps
+    if n_rows <= WIDE_ROW_MAX_ROWS and block * elem_bytes >= WIDE_ROW_BYTES:
+        return 1, 16
     warps = triton.next_power_of_2(max(1, (block * elem_bytes) // 1024))
     return 1, int(min(8, warps))
+
+
+#: Rows of at least this many padded bytes (H = 12288, 16384 in bf16/fp16) get 16 warps up to
+#: :data:`WIDE_ROW_MAX_ROWS` rows. H200 sweep (``sweep_rmsnorm.py --small``, CUDA graph, bf16,
+#: median of 5 rounds): dual N=64 H=12288 2.59 -> 2.53 µs, H=16384 2.99 -> 2.88 µs (copy 2.11,
+#: 2.45); at N=1 8 and 16 warps tie (1.85 / 1.86 µs at H=12288).
+WIDE_ROW_BYTES = 32768
+WIDE_ROW_MAX_ROWS = 64
 
 
 #: Exceptions to the default launch: (min N, max padded row bytes, rows per program, num_warps),
@@ -171,16 +181,61 @@ def loop_config(n_rows: int, width: int, elem_bytes: int) -> tuple[int, int, boo
     return 2048, 8, width > 6144
 
 
+#: Split reduction (:func:`.rmsnorm_kernels._rms_split`): a row of a segment shared by SPLIT
+#: programs of :data:`SPLIT_WARPS` warps (about :data:`SPLIT_PART_BYTES` each) for N up to
+#: :data:`SPLIT_MAX_ROWS` and rows of at least :data:`SPLIT_MIN_ROW_BYTES` (padded). Off by
+#: default (SPLIT_MAX_ROWS = 0; ``row_split=`` asks for it): on an H200 (CUDA graph of 20 calls,
+#: bf16, ``sweep_rmsnorm.py --small``) every split took 5.6-6.0 µs at N = 1, H = 16384 against
+#: 2.04 µs for one program per row and 1.31 µs for the copy: the publish / wait / leave
+#: handshake is four serial L2 atomics with gpu-scope fences, more than the whole copy.
+SPLIT_MAX_ROWS = 0
+SPLIT_MIN_ROW_BYTES = 16384
+SPLIT_PART_BYTES = 4096
+SPLIT_WARPS = 4
+SPLIT_MAX = 16
+#: Programs per SM a split grid may have (all SPLIT programs of a row must be resident at once).
+SPLIT_RESIDENT_PER_SM = 8
+
+
+def split_config(n_rows: int, block: int, tail: int, elem_bytes: int, segs: int,
+                 device_index: int, row_split: int | None = None,
+                 num_warps: int | None = None) -> tuple[int, int] | None:  # fmt: skip
+    """``(SPLIT, num_warps)`` when each row of a segment is split over SPLIT programs, else None.
+
+    Args:
+        n_rows: N; block, tail: the tile of :func:`tiles` (split only a single tile, TAIL 0);
+        elem_bytes: input element bytes; segs: segments (2 dual, k grouped);
+        device_index: CUDA index (-1, or the CPU interpreter: never split);
+        row_split: an override (1 = never; None = the table above); num_warps: an override.
+
+    Raises:
+        ValueError: an override whose grid would not fit the GPU in one wave (the programs of a
+            row wait for each other) or that does not divide the tile into powers of two.
+    """
+    if INTERPRETED or device_index < 0 or row_split == 1 or tail:
+        return None
+    explicit = row_split is not None
+    if row_split is None:
+        if n_rows > SPLIT_MAX_ROWS or block * elem_bytes < SPLIT_MIN_ROW_BYTES:
+            return None
+        row_split = min(SPLIT_MAX, block * elem_bytes // SPLIT_PART_BYTES)
+    warps = num_warps or SPLIT_WARPS
+    if row_split & (row_split - 1) or not 1 < row_split <= block // 32:
+        raise ValueError(f"row_split {row_split}: a power of two from 2 to {block // 32}")
+    cap = _sm_count(device_index) * max(1, min(SPLIT_RESIDENT_PER_SM, 32 // warps))
+    if n_rows * segs * row_split > cap:
+        if not explicit:
+            return None
+        raise ValueError(f"a split grid of {n_rows * segs * row_split} programs exceeds {cap}")
+    return row_split, warps
+
+
 #: Programmatic dependent launch (PDL) by default where the GPU has it (compute capability >= 9,
 #: Hopper: ``griddepcontrol``); never under the CPU interpreter. H200 sweep
 #: (``kernels/sweep_rmsnorm.py``, CUDA graph of 20 back-to-back calls): dual H=4096 N=64
 #: 2.21 -> 1.72 µs, grouped k=4 H=6144 N=64 2.93 -> 2.58 µs. The kernels call ``gdc_wait`` before
 #: touching memory, so the previous kernel's writes are always visible.
 USE_PDL: bool = True
-
-#: Call the compiled launcher directly once a specialisation has been compiled (False: always go
-#: through ``kernel[grid](...)``, e.g. to compare the two).
-FAST_LAUNCH: bool = True
 
 
 @functools.lru_cache(maxsize=16)
@@ -233,164 +288,6 @@ def _check_row_major(t: LaunchTensor, name: str) -> None:
         raise ValueError(f"{name} must have a contiguous last dimension, got strides {t.stride()}")
 
 
-# ---------------------------------------------------------------- launching
-
-
-_RAW_STREAM: Callable[[int], int] | None = None
-
-
-def _stream(device_index: int) -> int:
-    """The current CUDA stream of a device as a raw handle (torch's, as Triton itself uses)."""
-    global _RAW_STREAM
-    if _RAW_STREAM is None:
-        import torch
-
-        _RAW_STREAM = torch._C._cuda_getCurrentRawStream
-    return _RAW_STREAM(device_index)
-
-
-_RUNTIME_KNOBS: Any = getattr(getattr(triton, "knobs", None), "runtime", None)
-
-
-def _enter_hook() -> object:
-    """Triton's launch-enter hook when one is installed (a profiler), else None.
-
-    Triton 3.6 keeps the hooks in a ``HookChain`` that is never None: it counts as installed
-    only when it holds calls.
-    """
-    if _RUNTIME_KNOBS is None:
-        return None
-    hook = _RUNTIME_KNOBS.launch_enter_hook
-    if hook is not None and not getattr(hook, "calls", True):
-        return None
-    return hook
-
-
-#: Triton releases whose C launcher signature :class:`Launch` calls directly (checked against
-#: ``triton/backends/nvidia/driver.py`` of 3.6: ``launch(gridX, gridY, gridZ, stream, function,
-#: launch_cooperative_grid, launch_pdl, global_scratch, profile_scratch, packed_metadata,
-#: launch_metadata, enter_hook, exit_hook, *args)``); others go through ``CompiledKernel.run``.
-_DIRECT_C_LAUNCH = ("3.6.",)
-
-#: A compiled specialisation (``CompiledKernel.run``, ``.function``, ``.packed_metadata``), and
-#: the hot path's (launcher, function, cooperative-grid flag, PDL flag, packed metadata).
-_Hit = tuple[Callable[..., object], object, object]
-_Fast = tuple[Callable[..., object], object, object, object, object]
-
-
-class Launch:
-    """One kernel launch with everything fixed but the tensors' addresses and the epsilons.
-
-    ``Launch(...)(ptrs, eps)`` launches ``kernel`` on ``(grid0,)`` with arguments
-    ``ptrs (+ padding) + static + eps`` and the constexprs ``consts``. The first call for a
-    given 16-byte alignment of the pointers goes through ``kernel[grid](...)`` (Triton compiles
-    or finds the specialisation); later calls pass the addresses straight to the compiled
-    kernel's launcher (:data:`FAST_LAUNCH`), skipping Triton's per-call argument binding,
-    specialisation and launch-metadata dict. Under the interpreter, on host tensors, or while
-    a Triton launch hook is installed (profilers), every call goes through ``kernel[grid](...)``.
-
-    ``n_pad`` trailing pointer parameters are never dereferenced (unused grouped weights): the
-    slow path repeats ``ptrs[pad_src]`` for them, the direct launch passes 0.
-
-    Attributes:
-        grid0: programs launched; num_warps; consts: the constexprs (signature order).
-    """
-
-    __slots__ = ("kernel", "grid0", "static", "consts", "cvals", "opts", "dev", "_compiled",
-                 "_fast", "n_pad", "pad_src", "_zeros", "out_shape")  # fmt: skip
-
-    def __init__(self, kernel: JITKernel[..., None], grid0: int, static: tuple[int | float, ...],
-                 consts: DualConsts | GroupedConsts, num_warps: int, pdl: bool, device_index: int,
-                 n_pad: int = 0, pad_src: int = 0) -> None:  # fmt: skip
-        self.kernel, self.grid0, self.static, self.consts = kernel, grid0, static, consts
-        self.cvals = tuple(consts.values())
-        self.opts: dict[str, int] = {"num_warps": num_warps,
-                                     **({"launch_pdl": True} if pdl else {})}  # fmt: skip
-        self.dev = device_index
-        self._compiled: dict[tuple[bool, ...], _Hit] = {}
-        self._fast: _Fast | None = None
-        self.n_pad, self.pad_src, self._zeros = n_pad, pad_src, (0,) * n_pad
-        self.out_shape: tuple[int, int] | None = None
-
-    @property
-    def num_warps(self) -> int:
-        return self.opts["num_warps"]
-
-    def __call__(self, ptrs: tuple[LaunchTensor, ...], eps: tuple[float, ...]) -> None:
-        fast = self._fast
-        if fast is not None:
-            addrs = [p.data_ptr() for p in ptrs]
-            ored = 0
-            for a in addrs:
-                ored |= a
-            if not ored & 15 and _enter_hook() is None:
-                launch, function, coop, pdl, meta = fast
-                launch(self.grid0, 1, 1, _stream(self.dev), function, coop, pdl, None, None,
-                       meta, None, None, None, *addrs, *self._zeros, *self.static, *eps,
-                       *self.cvals)  # fmt: skip
-                return
-        self._slow(ptrs, eps)
-
-    def dual(self, a: LaunchTensor, b: LaunchTensor, w1: LaunchTensor, w2: LaunchTensor,
-             out: LaunchTensor, eps1: float, eps2: float) -> None:  # fmt: skip
-        """The dual kernel's hot path: ``self((a, b, w1, w2, out, out), (eps1, eps2))`` with
-        out2 = out1 + d1 columns (``o2_off``), without building tuples first."""
-        fast = self._fast
-        if fast is not None:
-            pa, pb, p1, p2, po = (a.data_ptr(), b.data_ptr(), w1.data_ptr(), w2.data_ptr(),
-                                  out.data_ptr())  # fmt: skip
-            if not (pa | pb | p1 | p2 | po) & 15 and _enter_hook() is None:
-                launch, function, coop, pdl, meta = fast
-                launch(self.grid0, 1, 1, _stream(self.dev), function, coop, pdl, None, None, meta,
-                       None, None, None, pa, pb, p1, p2, po, po, *self.static, eps1, eps2,
-                       *self.cvals)  # fmt: skip
-                return
-        self._slow((a, b, w1, w2, out, out), (eps1, eps2))
-
-    def _slow(self, ptrs: tuple[LaunchTensor, ...], eps: tuple[float, ...]) -> None:
-        full = ptrs + (ptrs[self.pad_src],) * self.n_pad
-        if INTERPRETED or self.dev < 0 or not FAST_LAUNCH or _enter_hook() is not None:
-            self.kernel[(self.grid0,)](*full, *self.static, *eps, **self.consts, **self.opts)
-            return
-        addrs = [p.data_ptr() for p in ptrs]
-        align = tuple([a & 15 == 0 for a in addrs])
-        hit = self._compiled.get(align)
-        if hit is None:
-            compiled = self.kernel[(self.grid0,)](
-                *full, *self.static, *eps, **self.consts, **self.opts
-            )
-            if is_compiled(compiled):
-                hit = self._compiled[align] = (compiled.run, compiled.function,
-                                               compiled.packed_metadata)  # fmt: skip
-                if all(align):
-                    self._fast = self._direct(*hit)
-            return
-        run, function, meta = hit
-        run(self.grid0, 1, 1, _stream(self.dev), function, meta, None, None, None,
-            *addrs, *self._zeros, *self.static, *eps, *self.cvals)  # fmt: skip
-
-    @staticmethod
-    def _direct(run: Callable[..., object], function: object, meta: object) -> _Fast:
-        """(launch, function, coop, pdl, meta) for the hot path: the C launcher itself when this
-        Triton's is known and needs no scratch memory, else a shim with the same signature."""
-        c_launch = getattr(run, "launch", None)
-        if (
-            triton.__version__.startswith(_DIRECT_C_LAUNCH)
-            and c_launch is not None
-            and not getattr(run, "global_scratch_size", 1)
-            and not getattr(run, "profile_scratch_size", 1)
-            and hasattr(run, "launch_cooperative_grid")
-            and hasattr(run, "launch_pdl")
-        ):
-            return (c_launch, function, run.launch_cooperative_grid, run.launch_pdl, meta)
-
-        def shim(gx: int, gy: int, gz: int, stream: int, fn: object, _coop: object, _pdl: object,
-                 _gs: object, _ps: object, *rest: object) -> None:  # fmt: skip
-            run(gx, gy, gz, stream, fn, *rest)
-
-        return (shim, function, None, None, meta)
-
-
 def _tuning(n: int, width: int, true_width: int, esize: int, rows_per_program: int | None,
             num_warps: int | None, chunk: int | None,
             store_cs: bool | None) -> tuple[int, int, int, bool]:  # fmt: skip
@@ -407,11 +304,12 @@ def _tuning(n: int, width: int, true_width: int, esize: int, rows_per_program: i
 
 
 #: Up to this many rows the register tile loads the rows with no eviction hint (else
-#: ``evict_first``). H200 sweep (``kernels/sweep_rmsnorm.py --small``, CUDA graph of 20 calls,
-#: bf16, median of 5 rounds, % of a same-bytes copy, ``evict_first`` -> none): dual N=512
-#: H=8192 93.7 -> 94.8 %, H=5120 85.5 -> 90.6 %, H=4096 88.0 -> 89.1 %, H=2880 87.9 -> 90.7 %;
-#: N=64 H=8192 88.9 -> 90.1 %. A decode step's inputs were just written and sit in L2.
-EVICT_HINT_MAX_ROWS = 1024
+#: ``evict_first``). H200 sweeps (``kernels/sweep_rmsnorm.py``, CUDA graph of 20 calls, median
+#: of 5 rounds, % of a same-bytes copy, ``evict_first`` -> none): dual N=512 H=8192 bf16
+#: 93.7 -> 94.8 %, H=5120 85.5 -> 90.6 %; N=4096 H=4096 bf16 95.5 -> 105.3 %, fp16 95.1 ->
+#: 105.1 %, H=7168 fp16 95.9 -> 100.4 % (the fp16 misses at N=4096 of the earlier run were this
+#: hint: the two dtypes compile to the same instructions). A decode step's inputs sit in L2.
+EVICT_HINT_MAX_ROWS = 4096
 
 
 def _evict(evict: EvictHint | None, n: int, chunk: int) -> EvictHint:
@@ -426,7 +324,7 @@ def dual_plan(
     device_index: int, *, convention: str = "hf", rows_per_program: int | None = None,
     num_warps: int | None = None, split: bool | None = False, seg_major: bool = True,
     store_cs: bool | None = None, pdl: bool | None = None, chunk: int | None = None,
-    persistent: int | None = None, evict: EvictHint | None = None,
+    persistent: int | None = None, evict: EvictHint | None = None, row_split: int | None = None,
 ) -> Launch:  # fmt: skip
     """The :class:`Launch` of the dual kernel for N rows of widths d1, d2 (N >= 1).
 
@@ -443,15 +341,21 @@ def dual_plan(
     width = max(block1 + tail1, block2 + tail2)
     rows, warps, chunk, store_cs = _tuning(n, width, max(d1, d2), esize, rows_per_program, num_warps,
                                            chunk, store_cs)  # fmt: skip
-    n_tiles = triton.cdiv(n, rows) * 2
+    sp = None
+    if block1 == block2 and not persistent and not chunk:
+        sp = split_config(n, block1, tail1 | tail2, esize, 2, device_index, row_split, num_warps)
+    if sp:
+        rows, warps = 1, sp[1]
+    n_tiles = triton.cdiv(n, rows) * 2 * (sp[0] if sp else 1)
     pdl_on = _pdl_on(pdl, device_index)
     consts: DualConsts = {"ROWS": rows, "BLOCK1": block1, "TAIL1": tail1, "BLOCK2": block2, "TAIL2": tail2,
-              "CHUNK": chunk, "HF_ORDER": CONVENTIONS[convention], "RNE_BF16": INTERPRETED,
+              "CHUNK": chunk, "SPLIT": sp[0] if sp else 1, "HF_ORDER": CONVENTIONS[convention], "RNE_BF16": INTERPRETED,
               "SEG_MAJOR": seg_major, "STORE_CS": store_cs, "X_EVICT": _evict(evict, n, chunk),
               "PERSISTENT": bool(persistent), "O2_IN_O1": False, "PDL": pdl_on}  # fmt: skip
     static = (n, n_tiles, o2_off, *strides, d1, d2, float(d1), float(d2))
     return Launch(_dual_rmsnorm_kernel, _grid(n_tiles, persistent, device_index), static, consts,
-                  warps, pdl_on, device_index)  # fmt: skip
+                  warps, pdl_on, device_index, slots=2 * n if sp else 0,
+                  split=sp[0] if sp else 1)  # fmt: skip
 
 
 def grouped_plan(
@@ -459,7 +363,7 @@ def grouped_plan(
     device_index: int, *, convention: str = "hf", rows_per_program: int | None = None,
     num_warps: int | None = None, split: bool | None = False, seg_major: bool = True,
     store_cs: bool | None = None, pdl: bool | None = None, chunk: int | None = None,
-    persistent: int | None = None, evict: EvictHint | None = None,
+    persistent: int | None = None, evict: EvictHint | None = None, row_split: int | None = None,
 ) -> Launch:  # fmt: skip
     """The :class:`Launch` of the grouped kernel for N rows of k chunks of width h (N >= 1).
 
@@ -475,17 +379,23 @@ def grouped_plan(
     block, tail = tiles(h, split)
     rows, warps, chunk, store_cs = _tuning(n, block + tail, h, esize, rows_per_program, num_warps,
                                            chunk, store_cs)  # fmt: skip
-    n_tiles = triton.cdiv(n, rows) * k
+    sp = None
+    if not persistent and not chunk:
+        sp = split_config(n, block, tail, esize, k, device_index, row_split, num_warps)
+    if sp:
+        rows, warps = 1, sp[1]
+    n_tiles = triton.cdiv(n, rows) * k * (sp[0] if sp else 1)
     pdl_on = _pdl_on(pdl, device_index)
     consts: GroupedConsts = {"ROWS": rows, "BLOCK": block, "TAIL": tail, "CHUNK": chunk,
-              "HF_ORDER": CONVENTIONS[convention], "RNE_BF16": INTERPRETED, "SEG_MAJOR": seg_major,
+              "SPLIT": sp[0] if sp else 1, "HF_ORDER": CONVENTIONS[convention], "RNE_BF16": INTERPRETED, "SEG_MAJOR": seg_major,
               "N_SEG": k, "STACKED": stacked, "STORE_CS": store_cs,
               "X_EVICT": _evict(evict, n, chunk), "PERSISTENT": bool(persistent),
               "PDL": pdl_on}  # fmt: skip
     static = (n, n_tiles, *strides, h, h, stride_w, h, float(h))
     live = 3 if stacked else 2 + k
     return Launch(_grouped_rmsnorm_kernel, _grid(n_tiles, persistent, device_index), static,
-                  consts, warps, pdl_on, device_index, n_pad=MAX_CHUNKS + 2 - live, pad_src=2)  # fmt: skip
+                  consts, warps, pdl_on, device_index, n_pad=MAX_CHUNKS + 2 - live, pad_src=2,
+                  slots=k * n if sp else 0, split=sp[0] if sp else 1)  # fmt: skip
 
 
 def dual_rmsnorm_launch(

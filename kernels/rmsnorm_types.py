@@ -55,6 +55,7 @@ class DualConsts(TypedDict):
     BLOCK2: int
     TAIL2: int
     CHUNK: int
+    SPLIT: int
     HF_ORDER: bool
     RNE_BF16: bool
     SEG_MAJOR: bool
@@ -72,6 +73,7 @@ class GroupedConsts(TypedDict):
     BLOCK: int
     TAIL: int
     CHUNK: int
+    SPLIT: int
     HF_ORDER: bool
     RNE_BF16: bool
     SEG_MAJOR: bool
@@ -96,6 +98,7 @@ class Tuning(TypedDict, total=False):
     chunk: int | None
     persistent: int | None
     evict: EvictHint | None
+    row_split: int | None
 
 
 class Comparison(TypedDict):

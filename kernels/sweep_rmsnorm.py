@@ -120,10 +120,10 @@ def _variants(graphed: bool, h: int) -> list[Tuning]:
 
 
 def _case_fns(
-    kind: str, n: int, h: int, k: int
+    kind: str, n: int, h: int, k: int, dtype: str = "bf16"
 ) -> tuple[Fused, Callable[[], torch.Tensor], Callable[[], torch.Tensor]]:
     """(fused(**launch_kw), copy of the same bytes, HF eager reference) for one case."""
-    dt = torch.bfloat16
+    dt = {"bf16": torch.bfloat16, "fp16": torch.float16}[dtype]
     if kind == "dual":
         a, b = (torch.randn(n, h, device="cuda", dtype=dt) for _ in range(2))
         w1, w2 = ((1 + 0.1 * torch.randn(h, device="cuda")).to(dt) for _ in range(2))
@@ -160,7 +160,9 @@ def _pick_variants(args: argparse.Namespace, graphed: bool, h: int) -> list[Tuni
     if args.wide:
         return [v for v in WIDE_VARIANTS if (v.get("chunk") or 0) <= h]
     if args.small:
-        return list(SMALL_VARIANTS)
+        return list(SMALL_VARIANTS) + [
+            v for v in SPLIT_VARIANTS if (v.get("row_split") or 1) * 32 <= h
+        ]
     if args.quick:
         return [v for v in QUICK_VARIANTS if (v.get("chunk") or 0) <= h]
     return _variants(graphed, h)
@@ -186,7 +188,8 @@ def _first_pass(fused: Fused, variants: list[Tuning],
     return rows
 
 
-def run_case(kind: str, n: int, h: int, k: int, args: argparse.Namespace) -> Result:
+def run_case(kind: str, n: int, h: int, k: int, args: argparse.Namespace,
+             dtype: str = "bf16") -> Result:  # fmt: skip
     """Sweep one case; returns ``{case, key, rows: [{variant, us, rounds, equal}], copy_us, ...}``."""
     graphed = n <= args.graph_max_n
     key = "graph_us" if graphed else "bench_us"
@@ -194,7 +197,7 @@ def run_case(kind: str, n: int, h: int, k: int, args: argparse.Namespace) -> Res
     def timer(fn: Callable[[], object]) -> float:
         return graph_time_us(fn, calls=args.calls) if graphed else bench_us(fn)
 
-    fused, copy, hf = _case_fns(kind, n, h, k)
+    fused, copy, hf = _case_fns(kind, n, h, k, dtype)
     rows = _first_pass(fused, _pick_variants(args, graphed, h), timer)
     timed = [r for r in rows if "_fn" in r]
     best = sorted(timed[1:], key=lambda r: r["first_us"])[: args.top]
@@ -211,7 +214,8 @@ def run_case(kind: str, n: int, h: int, k: int, args: argparse.Namespace) -> Res
         r.pop("_fn", None)
         if r.get("rounds"):
             r["us"] = statistics.median(r["rounds"])
-    res: Result = {"case": f"{kind} N={n} H={h}" + (f" k={k}" if kind == "grouped" else ""),
+    res: Result = {"case": f"{kind} N={n} H={h}" + (f" k={k}" if kind == "grouped" else "")
+                   + ("" if dtype == "bf16" else f" {dtype}"),
                    "key": key, "rows": rows,
                    "config": K.launch_config(n, sum(K.tiles(h, False)), 2),
                    "copy_us": statistics.median(base["copy"]["rounds"]),
@@ -256,6 +260,13 @@ SMALL_VARIANTS: tuple[Tuning, ...] = (
     {"evict": "", "split": True}, {"evict": "", "pdl": False},
 )  # fmt: skip
 
+#: Added to ``--small``: a row split over several programs (partial sums, then normalise), and
+#: more warps for one program per row.
+SPLIT_VARIANTS: tuple[Tuning, ...] = tuple(
+    Tuning(row_split=s, num_warps=w) for s in (2, 4, 8, 16) for w in (2, 4, 8)
+) + ({"row_split": 1, "num_warps": 16}, {"row_split": 1, "num_warps": 32},
+     {"row_split": 1})  # fmt: skip
+
 #: ``--wide``: widths that are not a power of two (2560, 2880, 3584, 5376, 12288): split tiles,
 #: narrow loop chunks, rows x warps, the loads' eviction hint.
 WIDE_VARIANTS: tuple[Tuning, ...] = (
@@ -292,7 +303,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--quick", action="store_true", help="only QUICK_VARIANTS")
     ap.add_argument("--small", action="store_true", help="only SMALL_VARIANTS")
     ap.add_argument("--cases", default="", help="indices into CASES, comma separated (default all)")
-    ap.add_argument("--spec", default="", help="cases as kind:N:H:k;... (instead of --cases)")
+    ap.add_argument("--spec", default="", help="cases as kind:N:H:k[:dtype];... (not --cases)")
     ap.add_argument("--wide", action="store_true", help="only WIDE_VARIANTS")
     ap.add_argument("--graph-max-n", type=int, default=4096, help="graph-time cases up to this N")
     args = ap.parse_args(argv)
@@ -300,15 +311,18 @@ def main(argv: list[str] | None = None) -> int:
         print("sweep_rmsnorm: needs a CUDA GPU", file=sys.stderr)
         return 2
     picks = [CASES[int(i)] for i in args.cases.split(",")] if args.cases else list(CASES)
+    dtypes = ["bf16"] * len(picks)
     if args.spec:
-        picks = [(c.split(":")[0], *map(int, c.split(":")[1:])) for c in args.spec.split(";")]
+        specs = [c.split(":") for c in args.spec.split(";")]
+        picks = [(c[0], int(c[1]), int(c[2]), int(c[3])) for c in specs]
+        dtypes = [c[4] if len(c) > 4 else "bf16" for c in specs]
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     results: Results = {"device": torch.cuda.get_device_name(), "torch": torch.__version__,
                         "cases": []}  # fmt: skip
     t0 = time.time()
-    for case in picks:
-        results["cases"].append(run_case(*case, args))
+    for case, dtype in zip(picks, dtypes, strict=True):
+        results["cases"].append(run_case(*case, args, dtype))
         print(
             table(results["cases"][-1]) + f"\n  [{time.time() - t0:.0f}s]",
             file=sys.stderr,

@@ -27,15 +27,16 @@ from recipecli.kernels.rmsnorm_types import DualConsts, GroupedConsts  # noqa: E
 from recipecli.kernels.triton_jit import jit  # noqa: E402
 
 # Read off _dual_rmsnorm_kernel's and _grouped_rmsnorm_kernel's signatures.
-DUAL_RUNTIME = ["a_ptr", "b_ptr", "w1_ptr", "w2_ptr", "o1_ptr", "o2_ptr", "n_rows", "n_tiles",
+DUAL_RUNTIME = ["a_ptr", "b_ptr", "w1_ptr", "w2_ptr", "o1_ptr", "o2_ptr", "part_ptr", "cnt_ptr",
+                "n_rows", "n_tiles",
                 "o2_off", "stride_a", "stride_b", "stride_o1", "stride_o2", "d1", "d2", "d1_f",
                 "d2_f", "eps1", "eps2"]  # fmt: skip
-DUAL_CONSTEXPR = ["ROWS", "BLOCK1", "TAIL1", "BLOCK2", "TAIL2", "CHUNK", "HF_ORDER", "RNE_BF16",
+DUAL_CONSTEXPR = ["ROWS", "BLOCK1", "TAIL1", "BLOCK2", "TAIL2", "CHUNK", "SPLIT", "HF_ORDER", "RNE_BF16",
                   "SEG_MAJOR", "STORE_CS", "X_EVICT", "PERSISTENT", "O2_IN_O1", "PDL"]  # fmt: skip
-GROUPED_RUNTIME = ["x_ptr", "o_ptr", *[f"w{i}" for i in range(8)], "n_rows", "n_tiles", "stride_x",
+GROUPED_RUNTIME = ["x_ptr", "o_ptr", *[f"w{i}" for i in range(8)], "part_ptr", "cnt_ptr", "n_rows", "n_tiles", "stride_x",
                    "stride_o", "chunk_stride_x", "chunk_stride_o", "stride_w", "width", "width_f",
                    "eps"]  # fmt: skip
-GROUPED_CONSTEXPR = ["ROWS", "BLOCK", "TAIL", "CHUNK", "HF_ORDER", "RNE_BF16", "SEG_MAJOR", "N_SEG",
+GROUPED_CONSTEXPR = ["ROWS", "BLOCK", "TAIL", "CHUNK", "SPLIT", "HF_ORDER", "RNE_BF16", "SEG_MAJOR", "N_SEG",
                      "STACKED", "STORE_CS", "X_EVICT", "PERSISTENT", "PDL"]  # fmt: skip
 
 
@@ -66,12 +67,12 @@ def test_consts_dicts_follow_the_kernels_signature_order():
     assert list(GroupedConsts.__annotations__) == GROUPED_CONSTEXPR
     dual = K.dual_plan(5, 64, 32, (64, 32, 96, 96), 64, 2, -1)
     assert list(dual.consts) == DUAL_CONSTEXPR
-    # 6 pointers + the static scalars + 2 epsilons = the 19 runtime parameters
-    assert 6 + len(dual.static) + 2 == len(DUAL_RUNTIME)
+    # 6 pointers + 2 scratch pointers + the static scalars + 2 epsilons = the 21 runtime parameters
+    assert 6 + 2 + len(dual.static) + 2 == len(DUAL_RUNTIME) == 21
     grouped = K.grouped_plan(5, 3, 16, (48, 48), 16, True, 2, -1)
     assert list(grouped.consts) == GROUPED_CONSTEXPR
-    # x, out and 8 weight pointers (padded) + the static scalars + eps = 20
-    assert 2 + 8 + len(grouped.static) + 1 == len(GROUPED_RUNTIME)
+    # x, out, 8 weight pointers (padded), 2 scratch pointers + the static scalars + eps = 22
+    assert 2 + 8 + 2 + len(grouped.static) + 1 == len(GROUPED_RUNTIME) == 22
     assert grouped.n_pad == 8 + 2 - 3  # stacked: x, out, one [k, H] weight pointer are live
 
 
@@ -91,8 +92,9 @@ from recipecli.kernels import rmsnorm_kernels as RK, rmsnorm_triton as K
 p = K.dual_plan(64, 4096, 4096, (4096, 4096, 8192, 8192), 4096, 2, -1)
 fn = RK._dual_rmsnorm_kernel
 sig = {n: "*bf16" for n in fn.arg_names[:6]}
-sig.update({n: "i32" for n in fn.arg_names[6:15]})
-sig.update({n: "fp32" for n in fn.arg_names[15:19]})
+sig.update({"part_ptr": "*fp32", "cnt_ptr": "*i32"})
+sig.update({n: "i32" for n in fn.arg_names[8:17]})
+sig.update({n: "fp32" for n in fn.arg_names[17:21]})
 sig.update({n: "constexpr" for n in p.consts})
 src = ASTSource(fn, sig, constexprs={(fn.arg_names.index(k),): v for k, v in p.consts.items()})
 ck = triton.compile(src, target=GPUTarget("cuda", 90, 32), options={"num_warps": p.num_warps})

@@ -499,10 +499,11 @@ def test_loop_config_for_widths_between_2048_and_4096(monkeypatch):
 
 
 def test_eviction_hint_of_the_row_loads():
-    # the register tile at N <= 1024 (decode) loads with no hint, everything else evict_first
+    # the register tile at N <= 4096 (decode, a graphed prefill chunk) loads with no hint,
+    # everything else evict_first
     assert K._evict(None, 1, 0) == ""
-    assert K._evict(None, 1024, 0) == ""
-    assert K._evict(None, 1025, 0) == "evict_first"
+    assert K._evict(None, 4096, 0) == ""
+    assert K._evict(None, 4097, 0) == "evict_first"
     assert K._evict(None, 512, 1024) == "evict_first"  # the looped reduction's second pass
     assert K._evict("evict_last", 1, 0) == "evict_last"
     plan = K.dual_plan(64, 2880, 2880, (2880, 2880, 5760, 5760), 2880, 2, -1)

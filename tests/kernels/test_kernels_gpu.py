@@ -11,6 +11,7 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("triton")
 
 from recipecli.kernels import rmsnorm as R  # noqa: E402
+from recipecli.kernels import rmsnorm_launch as L  # noqa: E402
 from recipecli.kernels import rmsnorm_triton as K  # noqa: E402
 from recipecli.kernels.rmsnorm import dual_rmsnorm_concat, grouped_rmsnorm  # noqa: E402
 from recipecli.kernels.rmsnorm_guards import tokenspeed_fused_guard, vllm_layer0_guard  # noqa: E402
@@ -142,11 +143,11 @@ def test_direct_launch_equals_triton_launch():
     x = torch.randn(n, 4 * h, device="cuda", dtype=torch.bfloat16)
     ws = [_w(h, torch.bfloat16) for _ in range(4)]
     try:
-        K.FAST_LAUNCH = False
+        L.FAST_LAUNCH = False
         slow = dual_rmsnorm_concat(a, b, w1, w2, 1e-6, 1e-6)
         gslow = grouped_rmsnorm(x, ws, 1e-6)
     finally:
-        K.FAST_LAUNCH = True
+        L.FAST_LAUNCH = True
     fast = [dual_rmsnorm_concat(a, b, w1, w2, 1e-6, 1e-6) for _ in range(3)]
     gfast = [grouped_rmsnorm(x, ws, 1e-6) for _ in range(3)]
     assert all(torch.equal(slow, f) for f in fast)
@@ -180,6 +181,80 @@ def test_launch_variants_agree_gpu():
         out = torch.empty(n, 2 * h, device="cuda", dtype=torch.bfloat16)
         K.dual_rmsnorm_launch(a, b, w1, w2, 1e-6, 1e-6, out[:, :h], out[:, h:], **kw)
         _check(out, ref, "hf", f"dual {kw}")
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_split_rows_match_reference(dtype):
+    # a row shared by SPLIT programs (partial sums of squares in scratch, then normalise): every
+    # split against the CPU reference, three calls in a row (the counters reset themselves)
+    torch.manual_seed(7)
+    for h, splits in ((2048, (2, 4)), (4096, (2, 8)), (12288, (4, 8, 16)), (16384, (8, 16))):
+        w1, w2 = _w(h, dtype), _w(h, dtype)
+        for n in (1, 3, 64):
+            big = torch.randn(n, h + 32, device="cuda").to(dtype)
+            a, b = big[:, 32:], torch.randn(n, h, device="cuda").to(dtype)  # a strided
+            for conv in ("hf", "fp32_weight"):
+                ref = dual_rmsnorm_concat_ref(a.cpu(), b.cpu(), w1.cpu(), w2.cpu(), 1e-5, 1e-6,
+                                              conv)  # fmt: skip
+                for sp in splits:
+                    if n * 2 * sp > 1024:  # more programs than one wave holds: refused
+                        with pytest.raises(ValueError, match="split grid"):
+                            K.dual_plan(n, h, h, (h, h, 2 * h, 2 * h), h, 2, 0, row_split=sp)
+                        continue
+                    for _ in range(3):
+                        out = torch.full((n, 2 * h), float("nan"), device="cuda", dtype=dtype)
+                        K.dual_rmsnorm_launch(a, b, w1, w2, 1e-5, 1e-6, out[:, :h], out[:, h:],
+                                              convention=conv, row_split=sp)  # fmt: skip
+                        _check(out, ref, conv, f"dual split={sp} H={h} N={n} {dtype}")
+    for k, h in ((2, 8192), (4, 6144), (5, 12288)):
+        ws = [_w(h, dtype) for _ in range(k)]
+        x = torch.randn(32, k * h, device="cuda").to(dtype)
+        ref = grouped_rmsnorm_ref(x.cpu(), [w.cpu() for w in ws], 1e-5, "hf")
+        for sp in (2, 4):
+            for weights in (ws, torch.stack(ws)):
+                out = torch.empty_like(x)
+                K.grouped_rmsnorm_launch(x, weights, 1e-5, out, row_split=sp)
+                _check(out, ref, "hf", f"grouped split={sp} k={k} H={h} {dtype}")
+
+
+def test_split_rows_default_in_graph_and_on_two_streams():
+    # the split launch (off by default) inside a CUDA graph replayed with new inputs, and on
+    # two streams at once (each stream its own scratch): it still matches the reference
+    n, h = 1, 16384
+    a, b = (torch.randn(n, h, device="cuda", dtype=torch.bfloat16) for _ in range(2))
+    w1, w2 = _w(h, torch.bfloat16), _w(h, torch.bfloat16)
+    assert K.dual_plan(n, h, h, (h, h, 2 * h, 2 * h), h, 2, 0).consts["SPLIT"] == 1  # off
+    plan = K.dual_plan(n, h, h, (h, h, 2 * h, 2 * h), h, 2, 0, row_split=8)
+    assert plan.consts["SPLIT"] == 8 and plan.grid0 == 2 * 8
+    out = torch.empty(n, 2 * h, device="cuda", dtype=torch.bfloat16)
+
+    def split_call(o):
+        K.dual_rmsnorm_launch(a, b, w1, w2, 1e-6, 1e-6, o[:, :h], o[:, h:], row_split=8)
+
+    for _ in range(2):
+        split_call(out)
+    torch.cuda.synchronize()
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        for _ in range(4):
+            split_call(out)
+    for _ in range(3):
+        a.copy_(torch.randn_like(a))
+        g.replay()
+        torch.cuda.synchronize()
+        ref = dual_rmsnorm_concat_ref(a.cpu(), b.cpu(), w1.cpu(), w2.cpu(), 1e-6, 1e-6)
+        _check(out, ref, "hf", "split default in a graph")
+    streams = [torch.cuda.Stream() for _ in range(2)]
+    outs = [torch.empty_like(out) for _ in streams]
+    torch.cuda.synchronize()
+    for _ in range(20):
+        for s, o in zip(streams, outs, strict=True):
+            with torch.cuda.stream(s):
+                split_call(o)
+    torch.cuda.synchronize()
+    ref = dual_rmsnorm_concat_ref(a.cpu(), b.cpu(), w1.cpu(), w2.cpu(), 1e-6, 1e-6)
+    for o in outs:
+        _check(o, ref, "hf", "split on two streams")
 
 
 def test_kernel_in_cuda_graph():
