@@ -24,6 +24,7 @@ from recipecli.draft.formats import (
     detect_format,
     format_spec,
     from_hidden_state,
+    ids_convention,
     register,
     to_hidden_state,
 )
@@ -56,6 +57,7 @@ __all__ = [
     "detect_format",
     "format_spec",
     "from_hidden_state",
+    "ids_convention",
     "is_known_extra",
     "known_roles",
     "layer_config",

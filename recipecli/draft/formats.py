@@ -257,3 +257,29 @@ def to_hidden_state(ids: tuple[int, ...] | list[int], convention: Convention) ->
 def from_hidden_state(ids: tuple[int, ...] | list[int], convention: Convention) -> tuple[int, ...]:
     """Inverse of :func:`to_hidden_state`."""
     return tuple(i - 1 for i in ids) if convention == "layer-output" else tuple(ids)
+
+
+#: Why the ids of a draft are read in the convention :func:`ids_convention` returns.
+ConventionReason = Literal["format", "boundary"]
+
+
+def ids_convention(
+    fmt: str | None, ids: tuple[int, ...] | list[int] | None, L: int | None
+) -> tuple[Convention | None, ConventionReason]:
+    """The convention the aux ids ``ids`` of a format-``fmt`` draft are written in, for a target
+    of ``L`` decoder layers: the format's own (:attr:`FormatSpec.aux_convention`), except that ids
+    of a layer-output format whose largest id equals ``L`` are hidden-state boundary ids.
+
+    A layer-output id names a decoder layer, 0..L-1, so an id equal to L names none: such a list
+    counts the boundaries between layers, 0 = the embedding output and L = the last layer's
+    output, which is the hidden-state index (NVIDIA's ModelOpt gpt-oss heads,
+    ``nvidia/gpt-oss-120b-Eagle3-v3``: [24, 30, 36] on a 36-layer target; SGLang
+    ``models/gpt_oss.py`` ``GptOssForCausalLM.set_eagle3_layers_to_capture`` keeps such ids as
+    written, SGLang PR #32334). Returns (convention or None when the format does not say, and
+    ``format`` or ``boundary``: where the convention comes from).
+    """
+    spec = format_spec(fmt)
+    conv = spec.aux_convention if spec else None
+    if conv == "layer-output" and ids and L is not None and max(ids) == L:
+        return "hidden-state", "boundary"
+    return conv, "format"

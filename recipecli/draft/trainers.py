@@ -16,7 +16,7 @@ from functools import cache
 from importlib import resources
 from typing import Any, Literal, TypedDict, cast
 
-from recipecli.draft.formats import TRAINED_CONVENTION, Convention, to_hidden_state
+from recipecli.draft.formats import Convention, ids_convention, to_hidden_state
 from recipecli.draft.model import DraftModel
 from recipecli.findings import Severity
 
@@ -114,12 +114,14 @@ def trained_states(d: DraftModel, L: int | None = None) -> list[int] | None:
 
     Its own ids, read in its format's convention (speculators and vLLM-internal drafts write
     hidden-state indices; SpecForge, ModelOpt and the original EAGLE release layer-output
-    indices, ``hidden_states[id + 1]``), in the draft's order; with no ids, its format's trainer
-    default on a target of ``L`` layers (sorted). None when the convention is unknown, or there
-    are no ids and no known default (or no ``L``)."""
+    indices, ``hidden_states[id + 1]``; with ``L`` known, a layer-output list whose largest id is
+    ``L`` holds boundary ids = hidden-state indices: :func:`~recipecli.draft.formats.ids_convention`),
+    in the draft's order; with no ids, its format's trainer default on a target of ``L`` layers
+    (sorted). None when the convention is unknown, or there are no ids and no known default (or
+    no ``L``)."""
     if d.aux_ids is None:
         return trainer_default_states(d.format, L) if L is not None else None
-    conv = TRAINED_CONVENTION.get(d.format or "")
+    conv, _ = ids_convention(d.format, d.aux_ids, L)
     if conv is None:
         return None
     return list(to_hidden_state(d.aux_ids, conv))

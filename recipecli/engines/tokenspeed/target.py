@@ -6,6 +6,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from recipecli.codes import finding
+from recipecli.draft.formats import ids_convention, to_hidden_state
 from recipecli.draft.trainers import aux_default_verdict
 from recipecli.engines.base import (
     EngineRun,
@@ -187,17 +188,20 @@ def _ids_not_given(run: EngineRun, ids: list[int], layers: list[int], L: int) ->
     (``L``: the target's layer count)."""
     d = run.ctx.draft
     cfg = run.ctx.draft_ck.config
-    top = cfg.get("eagle_aux_hidden_state_layer_ids")
-    if top and cfg.get("eagle_config") is not None and list(top) != list(ids):
+    top = list(cfg.get("eagle_aux_hidden_state_layer_ids") or [])
+    ignored = bool(top) and cfg.get("eagle_config") is not None and top != list(ids)
+    if ignored and not _same_effect(d.format, top, layers, L):
         yield finding(
             "aux.top_level_ignored",
             f"the draft config has eagle_config, so tokenspeed captures {('the ids ' + str(ids)) if ids else 'its default layers'} "
-            f"and ignores the top-level ids {list(top)} (which size fc): make both lists agree",
+            f"(hidden states {layers}) and ignores the top-level ids {list(top)} (which size fc), which name "
+            "other states: make both lists agree",
             severity="error" if len(top) != len(ids or default_aux_layers(L)) else "warning",
             engine=NAME,
             source=WIRE,
             top_level=list(top),
             nested=ids,
+            captured=layers,
         )
     if not ids:
         sev, msg, ev = aux_default_verdict("tokenspeed", layers, d, L)
@@ -211,3 +215,17 @@ def _ids_not_given(run: EngineRun, ids: list[int], layers: list[int], L: int) ->
             L=L,
             **ev,
         )
+
+
+def _same_effect(fmt: str | None, top: list[int], layers: list[int], L: int) -> bool:
+    """Whether the ignored top-level ids ``top`` name the hidden states ``layers`` tokenspeed
+    captures anyway (target of ``L`` layers): read in the draft format's id convention
+    (:func:`~recipecli.draft.formats.ids_convention`, boundary ids included) or as the
+    hidden-state indices vLLM reads a top-level list as (``get_eagle3_aux_layers_from_config``).
+    Equal in effect, the ignored list changes nothing tokenspeed computes (issue #31)."""
+    ids = [int(i) for i in top]
+    conv, _ = ids_convention(fmt, ids, L)
+    readings = [sorted(set(ids))]
+    if conv is not None:
+        readings.append(sorted(set(to_hidden_state(ids, conv))))
+    return sorted(set(layers)) in readings
