@@ -46,6 +46,41 @@ def _label(lay: NodeLayout) -> str:
     return " ".join(parts + (["dp-attn"] if lay.dp_attention else []) + (["EP"] if lay.ep else []))
 
 
+def _layout_findings(
+    serve: Rendered, lay: NodeLayout, opts: NodeOptions, pair: tuple[Checkpoint, Checkpoint]
+) -> list[Finding]:
+    """:func:`recipecli.check.run_check` on ``pair`` at ``serve``'s TP, draft TP and length with
+    ``lay``'s layout on the nodes given: the engine's layout findings."""
+    from recipecli.check import run_check
+    from recipecli.engines.layout import LayoutRequest
+
+    mml = flag_value(serve, "max_model_len")
+    req = LayoutRequest(
+        (lay.pp,), lay.dp, lay.dp_attention, lay.ep, "both", opts.nodes, opts.gpus_per_node
+    )
+    res = run_check(
+        *pair,
+        engines=(serve.engine,),
+        tps=(lay.tp,),
+        draft_tp=_draft_tp(serve),
+        max_model_len=int(mml) if mml else None,
+        kernel="skip",
+        layouts=req,
+    )
+    return [f for _, f in res.layout_findings if f.engine in (serve.engine, "any")]
+
+
+def _placement(found: list[Finding], lay: NodeLayout) -> list[str]:
+    """Comment lines on where the draft runs (the engines' ``layout.draft_stage``)."""
+    stage = [f"draft: {f.message}" for f in found if f.code == DRAFT_STAGE]
+    if not stage and lay.pp == 1:
+        stage = [
+            f"draft: PP 1 (one pipeline stage): the draft runs with the target on all "
+            f"{lay.world} ranks"
+        ]
+    return stage
+
+
 def layout_gate(
     serve: Rendered, lay: NodeLayout, opts: NodeOptions, *, force: bool = False
 ) -> tuple[list[str], list[Finding]]:
@@ -65,9 +100,7 @@ def layout_gate(
         RecipeError: an error of the engine's layout rules (it refuses this layout at start-up),
             with its reason and citation; not with ``force``.
     """
-    from recipecli.check import run_check
     from recipecli.codes import finding
-    from recipecli.engines.layout import LayoutRequest
 
     target, draft = _open_offline(serve.target), _open_offline(serve.draft)
     if target is None or draft is None:
@@ -76,21 +109,7 @@ def layout_gate(
             f"open offline): see `recipecli check {serve.target} {serve.draft} --engine "
             f"{serve.engine} --tp {lay.tp} --pp {lay.pp} --dp {lay.dp}`"
         ], []
-    mml = flag_value(serve, "max_model_len")
-    req = LayoutRequest(
-        (lay.pp,), lay.dp, lay.dp_attention, lay.ep, "both", opts.nodes, opts.gpus_per_node
-    )
-    res = run_check(
-        target,
-        draft,
-        engines=(serve.engine,),
-        tps=(lay.tp,),
-        draft_tp=_draft_tp(serve),
-        max_model_len=int(mml) if mml else None,
-        kernel="skip",
-        layouts=req,
-    )
-    found = [f for _, f in res.layout_findings if f.engine in (serve.engine, "any")]
+    found = _layout_findings(serve, lay, opts, (target, draft))
     errors = [f for f in found if f.severity == "error"]
     if errors and not force:
         more = f" (+{len(errors) - 1} more)" if len(errors) > 1 else ""
@@ -100,12 +119,6 @@ def layout_gate(
             f"{serve.engine} --pp 1,2 --nodes {opts.nodes} --gpus-per-node "
             f"{opts.gpus_per_node}` calls READY, or render anyway with --force",
         )
-    stage = [f"draft: {f.message}" for f in found if f.code == DRAFT_STAGE]
-    if not stage and lay.pp == 1:
-        stage = [
-            f"draft: PP 1 (one pipeline stage): the draft runs with the target on all "
-            f"{lay.world} ranks"
-        ]
     warnings = [
         finding(
             f.code,
@@ -116,4 +129,4 @@ def layout_gate(
         )
         for f in errors
     ]
-    return stage, warnings
+    return _placement(found, lay), warnings

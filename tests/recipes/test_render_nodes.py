@@ -137,6 +137,7 @@ def test_a_layout_the_engine_refuses_is_refused_here(engine: str, words: str) ->
         (["--nodes", "2", "--ifname", "eth0"], "give --head-addr"),
         (["--nodes", "2", "--ifname", "eth0", "--format", "lws"], "give --image"),
         (["--format", "slurm"], "give --nodes N"),
+        (["--head-port", "7000"], "--head-port is for several nodes"),
         (["--nodes", "2", "--ifname", "eth0", "--head-addr", "a b"], "--head-addr 'a b'"),
         (["--nodes", "2", "--ifname", "eth0", "--head-addr", HEAD, "--what", "bench"],
          "--what serve"),

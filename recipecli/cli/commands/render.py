@@ -4,7 +4,7 @@ YAML recipe (a file or a bundled recipe name; `--list` shows the bundled ones)."
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -145,13 +145,7 @@ def command(
     force: bool,
     list_: bool,
     templates: str | None,
-    nodes: int | None,
-    gpus_per_node: int,
-    head_addr: str | None,
-    head_port: int | None,
-    ifname: str | None,
-    dist_timeout: int | None,
-    image: str | None,
+    **node: Any,
 ) -> int:
     """Render commands for ENGINE from RECIPE.
 
@@ -170,26 +164,10 @@ def command(
         check_config_file_format(fmt, engine, what)
 
     loaded = load_recipe(recipe)
-    count = nodes if nodes is not None else loaded.get("nodes")
-    if fmt in NODE_FORMATS and not (count and count > 1):
-        raise UsageError(f"--format {fmt} renders several nodes: give --nodes N (2 or more)")
-    if count and count > 1:
-        from recipecli.recipes.nodes import NodeOptions
-
-        opts = NodeOptions(count, gpus_per_node, head_addr, head_port, ifname, dist_timeout)
-        return _render_nodes(
-            loaded,
-            engine,
-            hardware,
-            what,
-            fmt,
-            sets,
-            force,
-            templates,
-            opts,
-            image=image,
-            target_config=target_config,
-        )
+    opts = _node_options(node, loaded, fmt)
+    if opts is not None:
+        args = (loaded, engine, hardware, what, fmt, sets, force, templates, opts)
+        return _render_nodes(*args, image=node["image"], target_config=target_config)
     rendered = render_all(
         loaded,
         engine,
@@ -267,6 +245,29 @@ def _print(rendered: Sequence[Rendered], fmt: str, name: str, templates: str | N
         click.echo(vllm_config_text(rendered[0], name, templates=templates), nl=False)
     else:
         click.echo(shell_text(rendered, templates=templates), nl=False)
+
+
+def _node_options(node: dict[str, Any], recipe: Recipe, fmt: str) -> NodeOptions | None:
+    """The node options of ``render`` (``node``: the --nodes ... --image values), None for one
+    node (``--nodes``, else the recipe's ``nodes``, at most 1).
+
+    Raises:
+        UsageError: a node-only format or option without more than one node.
+    """
+    from recipecli.recipes.nodes import NodeOptions
+
+    count = node["nodes"] if node["nodes"] is not None else recipe.get("nodes")
+    if count and count > 1:
+        return NodeOptions(count, node["gpus_per_node"], node["head_addr"], node["head_port"],
+                           node["ifname"], node["dist_timeout"])  # fmt: skip
+    if fmt in NODE_FORMATS:
+        raise UsageError(f"--format {fmt} renders several nodes: give --nodes N (2 or more)")
+    names = ("head_addr", "head_port", "ifname", "dist_timeout", "image")
+    given = [n for n in names if node[n] is not None]
+    if given:
+        flag = "--" + given[0].replace("_", "-")
+        raise UsageError(f"{flag} is for several nodes: give --nodes N (2 or more)")
+    return None
 
 
 def _render_nodes(
