@@ -300,6 +300,7 @@ def check_recipe(
     revision: str | None = None,
     draft_revision: str | None = None,
     timeout: float | None = None,
+    explain: bool = False,
 ) -> RecipeCheck:
     """``check --recipe``: load the recipe, render each engine's serve command on ``hardware``,
     and run :func:`recipecli.check.run_check` once per distinct deployment
@@ -316,6 +317,7 @@ def check_recipe(
         kernel: the fused-norm kernel check mode (``auto``, ``cpu``, ``cuda``, ``skip``).
         revision, draft_revision: Hub revisions of the target and the draft.
         timeout: seconds each Hub request may take (None: the default 10 s).
+        explain: keep each engine's accounting in every run (``check --recipe --explain``).
 
     Raises:
         RecipeError, UsageError, CheckpointError: as loading, rendering and opening raise them.
@@ -329,7 +331,7 @@ def check_recipe(
     deps = recipe_deployments(rec, engines, hardware)
     layout = recipe_layout(rec)
     runs = _run_groups(
-        deps, (revision, draft_revision), kernel, timeout, layout[1] if layout else None
+        deps, (revision, draft_revision), kernel, timeout, layout[1] if layout else None, explain
     )
     return RecipeCheck(
         name=rec.name,
@@ -349,6 +351,7 @@ def _run_groups(
     kernel: str,
     timeout: float | None,
     layouts: LayoutRequest | None = None,
+    explain: bool = False,
 ) -> tuple[tuple[tuple[Deployment, ...], CheckResult], ...]:
     """:func:`recipecli.check.run_check` once per group of ``deps`` that share their settings
     (:func:`group_deployments`), on the group's engines; each (target or draft SOURCE, revision)
@@ -358,6 +361,7 @@ def _run_groups(
         revisions: (target, draft) Hub revisions.
         layouts: the recipe's layout (its PP, DP, DP attention, EP, nodes), checked at each
             group's TP; None: TP only.
+        explain: keep each engine's accounting (``CheckResult.accounting``).
     """
     from recipecli.check import run_check
     from recipecli.examples import open_source
@@ -381,6 +385,7 @@ def _run_groups(
             max_model_len=d.max_model_len,
             kernel=kernel,
             layouts=layouts,
+            explain=explain,
         )
         runs.append((tuple(group), res))
     return tuple(runs)

@@ -407,8 +407,9 @@ def verdict_line(
 def accounting_lines(res: CheckResult) -> list[str]:
     """``check --explain``: per engine, every config key (read / defaulted / ignored, with the
     value the engine uses and where it reads it), every checkpoint tensor (loaded into which
-    parameter, skipped, dropped, refused) and every parameter (filled, from target, left at
-    init); nothing without ``--explain`` (docs/check.md#accounting)."""
+    parameter, skipped, dropped, refused), every parameter (filled, from target, left at init)
+    and the target's text-config keys the engine reads (read / defaulted, and its rotary keys as
+    ignored); nothing without ``--explain`` (docs/check.md#accounting)."""
     out: list[str] = []
     for engine, acc in res.accounting.items():
         out += ["", f"Accounting ({engine}): config keys"]
@@ -424,4 +425,9 @@ def accounting_lines(res: CheckResult) -> list[str]:
         for p in acc.params:
             by = f" <- {p.by}" if p.by else ""
             out.append(f"  {p.status:<12} {p.param}{by}")
+        if acc.target_keys:
+            out.append(f"Accounting ({engine}): target text-config keys")
+        for k in acc.target_keys:
+            value = f" = {k.value!r}" if k.status == "read" else ""
+            out.append(f"  {k.status:<9} {k.key}{value} ({k.where}: {k.origin})")
     return out

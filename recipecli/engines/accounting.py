@@ -74,12 +74,14 @@ class ParamUse:
 
 @dataclass(frozen=True)
 class Accounting:
-    """An engine's accounting of one draft: ``keys``, ``tensors`` (checkpoint order) and
-    ``params`` (build order)."""
+    """An engine's accounting of one draft: ``keys``, ``tensors`` (checkpoint order),
+    ``params`` (build order) and ``target_keys`` (the target's text-config keys the engine reads
+    on the EAGLE3 path, :func:`target_key_uses`; ``where`` is the text config's path)."""
 
     keys: tuple[KeyUse, ...]
     tensors: tuple[TensorUse, ...]
     params: tuple[ParamUse, ...]
+    target_keys: tuple[KeyUse, ...] = ()
 
     def tensors_by(self, status: str) -> list[str]:
         """Checkpoint tensor names of one status."""
@@ -91,11 +93,12 @@ class Accounting:
 
     def to_dict(self) -> dict[str, Any]:
         """``engines.<engine>.accounting`` of ``check --explain --json``: ``keys``, ``tensors``,
-        ``params`` (lists of the entries' dicts)."""
+        ``params``, ``target_keys`` (lists of the entries' dicts)."""
         return {
             "keys": [k.to_dict() for k in self.keys],
             "tensors": [t.to_dict() for t in self.tensors],
             "params": [p.to_dict() for p in self.params],
+            "target_keys": [k.to_dict() for k in self.target_keys],
         }
 
 
@@ -177,16 +180,43 @@ def config_keys(cfg: Mapping[str, Any]) -> list[str]:
     return out
 
 
+#: the target text-config keys of its rotary embedding (compared with the draft's: rope.mismatch)
+ROPE_KEYS = ("rope_theta", "rope_scaling", "rope_parameters")
+
+
+def target_key_uses(
+    run: EngineRun, reads: Mapping[str, str], rope_origin: str
+) -> tuple[KeyUse, ...]:
+    """The target's text-config keys (``ctx.target_ck.text.config``; ``where`` is its path,
+    ``text_config`` for a wrapped target, else ``top level``) as one engine uses them on the
+    EAGLE3 path: each key of ``reads`` (key -> what the engine reads it for and where, its code)
+    ``read`` with the config's value, or ``defaulted`` (value None) when the text config lacks
+    it; then the target's rotary keys (:data:`ROPE_KEYS`) present as ``ignored``, with
+    ``rope_origin`` (every engine builds the draft's rotary embedding from the draft config)."""
+    tc = run.ctx.target_ck.text.config
+    where = run.ctx.target.wrapper or "top level"
+    out = [
+        KeyUse(k, "read", tc[k], where, o)
+        if k in tc
+        else KeyUse(k, "defaulted", None, "default", o)
+        for k, o in reads.items()
+    ]
+    out += [KeyUse(k, "ignored", None, where, rope_origin) for k in ROPE_KEYS if k in tc]
+    return tuple(out)
+
+
 def account(
     run: EngineRun,
     tensor_use: Callable[[str], TensorUse],
     params: Mapping[str, str | None],
     extra_read: Iterable[str] = (),
+    target_keys: tuple[KeyUse, ...] = (),
 ) -> Accounting:
     """The accounting of ``run``: each checkpoint tensor through the engine's ``tensor_use`` (its
     ``load_weights`` name map), each parameter of ``params`` (name -> what the engine swaps in
     from the target, or None) filled by the tensors loaded into it, else from the target, else
-    left at init; the keys by :func:`key_uses`."""
+    left at init; the keys by :func:`key_uses`; ``target_keys`` as given
+    (:func:`target_key_uses`)."""
     tensors = tuple(tensor_use(n) for n in run.ctx.draft_ck.tensors)
     by_param: dict[str, list[str]] = {}
     for t in tensors:
@@ -200,7 +230,7 @@ def account(
             rows.append(ParamUse(param, "from target", target))
         else:
             rows.append(ParamUse(param, "left at init", None))
-    return Accounting(key_uses(run, extra_read), tensors, tuple(rows))
+    return Accounting(key_uses(run, extra_read), tensors, tuple(rows), target_keys)
 
 
 #: the stacked projections every engine's ``load_weights`` folds (checkpoint -> parameter)

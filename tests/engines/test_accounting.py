@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from helpers.pairs import base_pair, find, one
 
 from recipecli.check.text import accounting_lines
@@ -116,7 +117,7 @@ def test_accounting_only_with_explain(tmp_path):
     res = base_pair().run(tmp_path / "x", tps=(1,), explain=True)
     doc = json.loads(json.dumps(res.to_dict(), default=str))
     acc = doc["engines"]["vllm"]["accounting"]
-    assert set(acc) == {"keys", "tensors", "params"}
+    assert set(acc) == {"keys", "tensors", "params", "target_keys"}
     assert {"name": "t2d", "status": "skipped", "param": None} == {
         k: acc["tensors"][-1][k] for k in ("name", "status", "param")
     }
@@ -134,3 +135,77 @@ def test_resolved_keeps_the_engines_value_and_adds_the_configs(tmp_path):
     assert (k["value"], k["config_value"]) == (3, 4)
     # H agrees with the config (64): no config_value
     assert "config_value" not in res.to_dict()["resolved"]["vllm"]["H"]
+
+
+# ------------------------------------------------------------ the target's text-config keys (item 2)
+# The keys each engine reads from the target's text config on the EAGLE3 path: hidden_size (the
+# width of the aux states fc takes: vLLM ModelConfig.get_hidden_size, SGLang/tokenspeed
+# ModelConfig), vocab_size (vLLM Eagle3LlamaForCausalLM.__init__ builds draft_id_to_target_id
+# when draft_vocab_size differs; SGLang/tokenspeed's d2t maps into it), num_hidden_layers (the
+# default aux layers (2, L // 2, L - 3)), max_position_embeddings (the serving length) and
+# architectures (the capturing target class). Values are the target config the helper writes.
+
+TARGET_READS = ("hidden_size", "vocab_size", "num_hidden_layers", "max_position_embeddings",
+                "architectures")  # fmt: skip
+
+
+def test_target_keys_on_every_engine(tmp_path):
+    p = base_pair()
+    p.target["rope_theta"] = 500000.0
+    res = p.run(tmp_path, tps=(1,), explain=True)
+    for engine in ("vllm", "sglang", "tokenspeed"):
+        keys = {k.key: (k.status, k.value, k.where) for k in _acc(res, engine).target_keys}
+        assert list(keys)[: len(TARGET_READS)] == list(TARGET_READS), engine
+        assert keys["hidden_size"] == ("read", 64, "top level")
+        assert keys["vocab_size"] == ("read", 640, "top level")
+        assert keys["num_hidden_layers"] == ("read", 8, "top level")
+        assert keys["max_position_embeddings"] == ("read", 2048, "top level")
+        assert keys["architectures"] == ("read", ["LlamaForCausalLM"], "top level")
+        # every engine builds the draft's rotary embedding from the draft config alone
+        assert keys["rope_theta"] == ("ignored", None, "top level")
+        assert "rope_scaling" not in keys  # not in the target config
+
+
+def test_target_keys_of_a_wrapped_target(tmp_path):
+    p = base_pair()
+    text = p.target
+    p.target = {"architectures": ["LlavaForConditionalGeneration"], "model_type": "llava",
+                "text_config": text}  # fmt: skip
+    del text["max_position_embeddings"]
+    p.target_tensors = []
+    res = p.run(tmp_path, tps=(1,), engines=("vllm",), explain=True)
+    keys = {k.key: (k.status, k.value, k.where) for k in _acc(res, "vllm").target_keys}
+    assert keys["hidden_size"] == ("read", 64, "text_config")
+    assert keys["max_position_embeddings"] == ("defaulted", None, "default")
+    doc = json.loads(json.dumps(res.to_dict(), default=str))
+    rows = doc["engines"]["vllm"]["accounting"]["target_keys"]
+    assert {"key": "vocab_size", "status": "read", "value": 640, "where": "text_config"} == {
+        k: rows[1][k] for k in ("key", "status", "value", "where")
+    }
+    text_lines = accounting_lines(res)
+    assert "Accounting (vllm): target text-config keys" in text_lines
+
+
+def test_check_recipe_explain(capsys):
+    from recipecli.cli import main
+
+    # check --recipe --explain: every run keeps its accounting (text and --json)
+    args = ["check", "--recipe", "llama3.1-8b-eagle3", "--engine", "vllm", "--kernel", "skip"]
+    with pytest.raises(SystemExit):
+        main([*args, "--explain", "--json"])
+    doc = json.loads(capsys.readouterr().out)
+    acc = doc["checks"][0]["engines"]["vllm"]["accounting"]
+    keys = {k["key"]: k["value"] for k in acc["target_keys"]}
+    # the bundled Llama-3.1-8B-Instruct target: H 4096, vocab 128256, 32 layers
+    assert (keys["hidden_size"], keys["vocab_size"], keys["num_hidden_layers"]) == (
+        4096,
+        128256,
+        32,
+    )
+    with pytest.raises(SystemExit):
+        main([*args, "--explain"])
+    assert "Accounting (vllm): checkpoint tensors" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        main([*args, "--json"])
+    doc = json.loads(capsys.readouterr().out)
+    assert "accounting" not in doc["checks"][0]["engines"]["vllm"]

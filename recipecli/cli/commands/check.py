@@ -218,8 +218,9 @@ def command(
                 "--gpus-per-node) take TARGET DRAFT or --example, not --recipe"
             )
         return _check_recipe(
-            recipe, hardware, engine, kernel, revision, draft_revision, as_json, strict, timeout
-        )
+            recipe, hardware, engine, kernel, (revision, draft_revision), as_json, strict, timeout,
+            explain,
+        )  # fmt: skip
     if hardware is not None:
         raise UsageError("--hardware needs --recipe NAME_OR_FILE")
     target, draft = _pair(target, draft, example, method)
@@ -357,14 +358,14 @@ def _check_recipe(
     hardware: str | None,
     engine: str,
     kernel: str,
-    revision: str | None,
-    draft_revision: str | None,
+    revisions: tuple[str | None, str | None],
     as_json: bool,
     strict: bool,
     timeout: float | None,
+    explain: bool = False,
 ) -> int:
-    """``check --recipe``: :func:`recipecli.recipecheck.check_recipe`, printed; exit 1 when any
-    run fails."""
+    """``check --recipe``: :func:`recipecli.recipecheck.check_recipe`, printed (with each run's
+    accounting under ``--explain``); exit 1 when any run fails."""
     from recipecli.recipecheck import check_recipe
 
     result = check_recipe(
@@ -372,9 +373,10 @@ def _check_recipe(
         hardware=hardware,
         engine=engine,
         kernel=kernel,
-        revision=revision,
-        draft_revision=draft_revision,
+        revision=revisions[0],
+        draft_revision=revisions[1],
         timeout=timeout,
+        explain=explain,
     )
     if as_json:
         print_json(result.to_dict(strict), ok=result.ok(strict))

@@ -5,9 +5,20 @@
 
 from __future__ import annotations
 
-from recipecli.engines.accounting import Accounting, account
+from recipecli.engines.accounting import Accounting, KeyUse, account, target_key_uses
 from recipecli.engines.base import EngineRun
+from recipecli.engines.vllm.sources import (
+    AUX_DEFAULT,
+    AUX_SETUP,
+    EAGLE3_CAUSAL,
+    MAXPOS,
+    ROPE,
+    SHARE_EMBED,
+    src,
+)
 from recipecli.engines.vllm.tensors import allocated, param_name, tensor_use
+
+_TARGET_CONFIG = src("vllm/config/model.py", "ModelConfig.get_hidden_size / get_vocab_size")
 
 
 def built_params(run: EngineRun) -> dict[str, str | None]:
@@ -29,13 +40,33 @@ def built_params(run: EngineRun) -> dict[str, str | None]:
     return out
 
 
+def target_keys(run: EngineRun) -> tuple[KeyUse, ...]:
+    """The target text-config keys vLLM reads on the EAGLE3 path (the target's ``ModelConfig``,
+    built from its text config): ``hidden_size`` (the aux states fc takes, the embedding the
+    proposer shares), ``vocab_size`` (``draft_id_to_target_id`` built when ``draft_vocab_size``
+    differs), ``num_hidden_layers`` (the default aux layers), ``max_position_embeddings`` (the
+    serving length the draft's is raised to) and ``architectures`` (the target class must
+    support EAGLE3); its rotary keys are not read for the draft."""
+    reads = {
+        "hidden_size": f"width of the aux states fc takes and of the shared embedding "
+        f"({_TARGET_CONFIG}; {SHARE_EMBED})",
+        "vocab_size": f"draft_id_to_target_id built when draft_vocab_size differs ({EAGLE3_CAUSAL})",
+        "num_hidden_layers": f"default aux layers (2, L // 2, L - 3) without draft ids ({AUX_DEFAULT})",
+        "max_position_embeddings": f"default max_model_len; the draft's is raised to it ({MAXPOS})",
+        "architectures": f"the target class, which must support EAGLE3 ({AUX_SETUP})",
+    }
+    return target_key_uses(run, reads, f"not read for the draft: {ROPE}")
+
+
 def accounting(run: EngineRun) -> Accounting:
     """vLLM's accounting of the run's draft (:func:`recipecli.engines.accounting.account`): keys
-    from the resolved values, tensors by :func:`tensor_use`, parameters by :func:`built_params`."""
+    from the resolved values, tensors by :func:`tensor_use`, parameters by :func:`built_params`,
+    the target's keys by :func:`target_keys`."""
     params = built_params(run)
     return account(
         run,
         lambda n: tensor_use(run, n, params),
         params,
         extra_read=("eagle_config.eagle_aux_hidden_state_layer_ids",),
+        target_keys=target_keys(run),
     )
