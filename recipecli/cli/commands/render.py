@@ -254,10 +254,10 @@ def _node_options(node: dict[str, Any], recipe: Recipe, fmt: str) -> NodeOptions
     Raises:
         UsageError: a node-only format or option without more than one node.
     """
-    from recipecli.recipes.nodes import NodeOptions
-
     count = node["nodes"] if node["nodes"] is not None else recipe.get("nodes")
     if count and count > 1:
+        from recipecli.recipes.nodes import NodeOptions  # only when several nodes are rendered
+
         return NodeOptions(count, node["gpus_per_node"], node["head_addr"], node["head_port"],
                            node["ifname"], node["dist_timeout"])  # fmt: skip
     if fmt in NODE_FORMATS:
