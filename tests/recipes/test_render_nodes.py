@@ -82,6 +82,8 @@ def test_one_command_per_rank_with_the_engines_flags(engine: str, nodes: int, gp
     # speculative flags included
     rest = {json.dumps(_without_rank(n["argv"])) for n in data["nodes"]}
     assert len(rest) == 1
+    # the same env (NCCL settings included) on every node
+    assert all(n["env"] == data["nodes"][0]["env"] for n in data["nodes"])
     spec = [a for a in data["nodes"][0]["argv"] if a.startswith("--speculative")]
     assert spec, "the speculative flags are on every node"
 
