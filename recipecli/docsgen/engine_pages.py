@@ -10,7 +10,9 @@ in the engine models (numpy): ``docs`` imports it only under ``--engines``.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from recipecli.codes import CATALOG, catalog_code
@@ -96,10 +98,63 @@ def engine_page(model: EngineModel) -> str:
         ]
         lines += [f"- {_src(s)}" for s in sec.sources]
         lines.append("")
+    lines += _names_section(model)
     lines += _layout_section(model)
     lines += _methods_section(model)
     lines += _data_section(model)
     return "\n".join(lines).rstrip() + "\n"
+
+
+#: the bundled example the names section runs each engine's accounting on, and the tensors it
+#: adds to its draft to show what the engine does with them (issue #24 item 4)
+NAMES_EXAMPLE = "llama3.1-8b-eagle3"
+#: the draft architecture every engine registers (what ``recipecli convert --to eagle3`` writes)
+ARCH = "LlamaForCausalLMEagle3"
+NAMES_EXTRA = (
+    ("input_norm.weight", (12288,)),
+    ("fc.bias", (4096,)),
+    ("midlayer.self_attn.o_proj.bias", (4096,)),
+    ("extra_head.weight", (4096,)),
+)
+
+
+def _names_section(model: EngineModel) -> list[str]:
+    """``## How <engine> maps names``: the engine's accounting (its ``tensor_use`` /
+    ``param_name`` / ``built_params``, recipecli/engines/<engine>/accounting.py) of the bundled
+    :data:`NAMES_EXAMPLE` draft plus :data:`NAMES_EXTRA`: every checkpoint tensor and every
+    parameter, as ``check --explain`` shows them (docs/check.md#accounting)."""
+    import inspect
+
+    from recipecli.check import run_check
+    from recipecli.checkpoint import open_checkpoint
+    from recipecli.checkpoint.model import TensorInfo
+    from recipecli.examples import example_pair
+
+    if model.accounting is None:
+        return []
+    t, d = (open_checkpoint(p) for p in example_pair(NAMES_EXAMPLE))
+    extra = {n: TensorInfo(n, "BF16", shape, 2 * shape[0], "") for n, shape in NAMES_EXTRA}
+    d = replace(d, tensors={**d.tensors, **extra}, config={**d.config, "architectures": [ARCH]})
+    acc = run_check(t, d, engines=(model.name,), tps=(1,), explain=True).accounting[model.name]
+    doc = " ".join((inspect.getmodule(model.accounting).__doc__ or "").split())
+    doc = re.sub(r":\w+:`~?", "`", doc.replace("``", "`"))
+    lines = ['<a id="names"></a>', "", f"## How {model.title} maps names", "", doc, "",
+             f"Generated from that map on the bundled example `{NAMES_EXAMPLE}` (`recipecli "
+             f"check --example {NAMES_EXAMPLE} --engine {model.name} --explain`) with "
+             + ", ".join(f"`{n}`" for n, _ in NAMES_EXTRA) + f" added to its draft and its "
+             f"architectures set to `{ARCH}`, as `recipecli convert --to eagle3` writes them "
+             "([statuses](../check.md#accounting)).", "",
+             "| checkpoint tensor | status | parameter | note |", "|---|---|---|---|"]  # fmt: skip
+    lines += [
+        f"| `{u.name}` | {u.status} | {_cell_code(u.param)} | {u.note} |" for u in acc.tensors
+    ]
+    lines += ["", "| parameter | status | filled by / from |", "|---|---|---|"]
+    lines += [f"| `{u.param}` | {u.status} | {u.by or ''} |" for u in acc.params]
+    return lines + [""]
+
+
+def _cell_code(text: str | None) -> str:
+    return f"`{text}`" if text else ""
 
 
 def _layout_section(model: EngineModel) -> list[str]:

@@ -209,3 +209,23 @@ def test_check_recipe_explain(capsys):
         main([*args, "--json"])
     doc = json.loads(capsys.readouterr().out)
     assert "accounting" not in doc["checks"][0]["engines"]["vllm"]
+
+
+def test_engine_pages_map_names():
+    from recipecli.docsgen.engine_pages import engine_page
+    from recipecli.engines import engine_model
+
+    # the bundled Llama-3.1-8B draft with input_norm, fc.bias, o_proj.bias and an unknown name
+    # added; vLLM (llama_eagle3.py load_weights, utils.py AutoWeightsLoader._load_module): the
+    # first three dropped, the unknown name raises; SGLang/tokenspeed load_weights pass over all
+    page = engine_page(engine_model("vllm"))
+    assert "## How vLLM maps names" in page
+    assert "| `midlayer.self_attn.o_proj.bias` | dropped |" in page
+    assert "| `extra_head.weight` | refused |" in page
+    assert "| `t2d` | skipped |" in page
+    assert "| `model.embed_tokens.weight` | from target |" in page
+    page = engine_page(engine_model("tokenspeed"))
+    assert "| `extra_head.weight` | dropped |" in page
+    assert (
+        "| `midlayer.self_attn.q_proj.weight` | loaded | `model.midlayer.self_attn.qkv_proj" in page
+    )
