@@ -32,7 +32,7 @@ DP_SPLIT = src("arg_groups/parallel_hook.py", "handle_data_parallelism")
 #: an idle DP rank skips ``draft_attn_backend.init_forward_metadata`` and still calls
 #: ``draft_forward`` (the path sgl-project/sglang#29144 reports a collective deadlock on)
 DP_IDLE_DRAFT = src(
-    "speculative/eagle_worker_v2.py", "EAGLEWorkerV2.draft", "sgl-project/sglang#29144"
+    "speculative/eagle_worker_v2.py", "EagleDraftWorker.draft", "sgl-project/sglang#29144"
 )
 #: ``assert self._num_global_routed % storage_ep_size == 0`` (storage EP size = moe_ep_size)
 EXPERTS = src("layers/moe/fused_moe_triton/layer.py", "FusedMoE.__init__")

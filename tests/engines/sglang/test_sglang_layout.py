@@ -10,7 +10,7 @@ its code:
   get_parallel().pp_group.is_last_rank``: the draft on the last stage;
 * arg_groups/parallel_hook.py handle_data_parallelism (line 326): with DP attention
   ``assert cfg.tp_size % cfg.attn_dp_size == 0``;
-* speculative/eagle_worker_v2.py EAGLEWorkerV2.draft (lines 704-715): an idle-mode batch skips
+* speculative/eagle_worker_v2.py EagleDraftWorker.draft (lines 704-715): an idle-mode batch skips
   ``draft_attn_backend.init_forward_metadata`` and still calls ``draft_forward``, the path of
   sgl-project/sglang#29144;
 * disaggregation/utils.py MetadataBuffers.set_buf writes output_topk_p/index and hidden states
