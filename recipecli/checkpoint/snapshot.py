@@ -289,3 +289,12 @@ def open_bundled(repo_id: str) -> Checkpoint | None:
         "to read the Hub"
     )
     return replace(ck, notes=(used, *ck.notes))
+
+
+def bundled_origin(ck: Checkpoint) -> str | None:
+    """The repo id a checkpoint opened from a bundled snapshot stands for (its ``origin``; the
+    ``source`` is the ``recipecli/data/...`` label :func:`open_bundled` gives it), else None.
+    ``convert --target REPO_ID`` names that repo as the verifier."""
+    if ck.kind == "snapshot" and ck.origin and ck.source.startswith("recipecli/data/"):
+        return ck.origin
+    return None

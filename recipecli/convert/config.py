@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from recipecli.checkpoint.model import Checkpoint
+from recipecli.checkpoint.snapshot import bundled_origin
 from recipecli.convert.formats import ConfigInputs, EagleValues, OutputFormatSpec, output_format
 from recipecli.convert.options import CONFIG_DTYPE, DTYPE_OPTION, ConvertOptions
 from recipecli.convert.translate import Translation, refuse
@@ -75,7 +76,8 @@ def verifier_name(target_ck: Checkpoint) -> str:
     repo id, never a path of this machine (the output is meant to be published; ``vllm serve
     OUT`` loads the verifier by this name).
 
-    Taken from, in order: a Hub or HF-cache source (the repo id given); a snapshot taken from
+    Taken from, in order: a Hub or HF-cache source (the repo id given); a repo id opened as its
+    bundled snapshot (:func:`recipecli.checkpoint.snapshot.bundled_origin`); a snapshot taken from
     one (its recorded source); a folder inside the HF cache (``models--org--name/snapshots/…``);
     the config's ``_name_or_path`` when it is a repo id (transformers records the name the
     model was loaded by).
@@ -86,6 +88,9 @@ def verifier_name(target_ck: Checkpoint) -> str:
     """
     if target_ck.kind in ("hub", "hf-cache") and repo_id_or_none(target_ck.source):
         return target_ck.source
+    bundled = repo_id_or_none(bundled_origin(target_ck))  # a repo id opened as its bundled copy
+    if bundled:
+        return bundled
     if target_ck.kind == "snapshot" and target_ck.origin:
         if _snapshot_origin_kind(target_ck.root) in ("hub", "hf-cache"):
             named = repo_id_or_none(target_ck.origin)
