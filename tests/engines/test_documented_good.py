@@ -37,6 +37,7 @@ _MAXPOS = (
 )
 #: (pair, engine, code) -> why the engine's code backs the finding
 ALLOWED: dict[tuple[str, str, str], str] = {
+    ("lmsys-sglang-eagle3-llama3.1-instruct-8b__sglang-tp1", "sglang", "maxpos.short"): _MAXPOS,
     ("specforge-gpt-oss-120b-eagle3__sglang-tp4", "sglang", "maxpos.short"): _MAXPOS,
     ("specforge-llama3-8b-eagle3__sglang-tp1", "sglang", "maxpos.short"): _MAXPOS,
     ("specforge-qwen3-30b-a3b-eagle3__sglang-tp1", "sglang", "maxpos.short"): _MAXPOS,
