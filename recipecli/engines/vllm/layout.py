@@ -149,7 +149,9 @@ def _draft_stage(ctx: PairContext, lay: Layout) -> list[Finding]:
     if ctx.draft.has_embed:
         embed = "own"
         msg += "; the draft keeps its own embed_tokens there"
-    elif ctx.draft_ck.tensors:
+    elif ctx.draft_ck.tensors and (_target(ctx.target.architecture) or {}).get("aux_over_pp"):
+        # every decoder that accepts aux capture over PP builds its embedding on the last stage
+        # for EAGLE3 (LlamaModel / Qwen2Model or spec_decode_needs_target_embed itself)
         embed = "share"
         msg += "; it shares the target's embedding, which the target builds on the last stage too"
     return [
