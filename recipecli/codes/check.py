@@ -548,6 +548,13 @@ ENTRIES: tuple[Code, ...] = (
         source="docs/check.md#methods",
     ),
     _code(
+        "method.block_size",
+        "error",
+        "refused at start-up",
+        "A DFlash/DSpark draft without its block size: vLLM has no num_speculative_tokens for DSpark (raises); SGLang sets a DFlash verify window of 16 (a warning).",
+        source="docs/check.md#methods",
+    ),
+    _code(
         "method.mask_token",
         "error",
         "runs wrong",

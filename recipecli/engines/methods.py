@@ -148,6 +148,7 @@ class EngineMethods:
         cite: rule name (``method``, ``mtp``, ``eagle1``, ``eagle31``, ``dflash``) -> Source.
         mtp: target -> :class:`MtpPath` (the engine's MTP resolution).
         mtp_tokens_rule: True when the engine enforces vLLM's n_predict multiple rule.
+        extra: the engine's own further rules (DFlash/DSpark block size), None when none.
     """
 
     engine: str
@@ -156,6 +157,7 @@ class EngineMethods:
     cite: Mapping[str, object]
     mtp: Callable[[MethodInput], MtpPath]
     mtp_tokens_rule: bool = False
+    extra: Callable[[MethodInput], Sequence[Finding]] | None = None
 
 
 def engine_rules(em: EngineMethods, mi: MethodInput) -> list[Finding]:
@@ -184,6 +186,8 @@ def engine_rules(em: EngineMethods, mi: MethodInput) -> list[Finding]:
         )
     ]
     out += list(_draft_contract(em, mi))
+    if em.extra is not None:
+        out += list(em.extra(mi))
     if m == "mtp":
         out += list(_mtp(em, mi))
     return out
@@ -353,8 +357,14 @@ _METHOD_DOCS: Mapping[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
         ),
         ("method", "mtp"),
     ),
-    "dflash": (("method.supported", "method.layer_ids", "method.mask_token"), ("method", "dflash")),
-    "dspark": (("method.supported", "method.layer_ids", "method.mask_token"), ("method", "dflash")),
+    "dflash": (
+        ("method.supported", "method.layer_ids", "method.mask_token", "method.block_size"),
+        ("method", "dflash"),
+    ),
+    "dspark": (
+        ("method.supported", "method.layer_ids", "method.mask_token", "method.block_size"),
+        ("method", "dflash"),
+    ),
 }
 
 

@@ -154,3 +154,34 @@ def test_eagle31_fc_norm_and_norm_before_fc_are_exclusive(tmp_path: Path):
     p.draft.update({"fc_norm": True, "norm_before_fc": True})
     res = p.run(tmp_path, tps=(1,), method="eagle3")
     assert set(by_code(res.findings, "method.eagle31_exclusive")) == set(ENGINES)
+
+
+def test_dflash_without_block_size_is_a_sglang_warning(tmp_path: Path):
+    # SGLang arg_groups/speculative_hook.py _handle_dflash: no block_size in the draft config ->
+    # speculative_num_draft_tokens defaults to 16 (logger.warning); vLLM and tokenspeed read none
+    from recipecli.checkpoint import open_checkpoint as oc
+    from recipecli.testing.builder import write_checkpoint
+
+    ck = dflash_draft(tmp_path / "a")
+    cfg = {k: v for k, v in ck.config.items() if k != "block_size"}
+    d = oc(str(write_checkpoint(tmp_path / "b", cfg, [])))
+    res = run_check(llama_target(tmp_path), d, tps=(1,), method="dflash")
+    got = by_code(res.findings, "method.block_size")
+    assert set(got) == {"sglang"} and got["sglang"].severity == "warning"
+
+
+@pytest.mark.parametrize(("tokens", "bad"), [(None, True), (7, False)])
+def test_vllm_dspark_needs_a_block_size_or_tokens(tmp_path: Path, tokens: int | None, bad: bool):
+    # vLLM SpeculativeConfig.__post_init__: use_dspark() with num_speculative_tokens None takes
+    # block_size, else dspark_block_size; neither -> ValueError "num_speculative_tokens was not
+    # provided"
+    from recipecli.checkpoint import open_checkpoint as oc
+    from recipecli.testing.builder import write_checkpoint
+    from tests.helpers.pairs import target_config
+
+    cfg = target_config(L=1, architectures=["DSparkDraftModel"], model_type="qwen3")
+    d = oc(str(write_checkpoint(tmp_path / "d", cfg, [])))
+    res = run_check(
+        llama_target(tmp_path), d, tps=(1,), method="dspark", num_speculative_tokens=tokens
+    )
+    assert set(by_code(res.findings, "method.block_size")) == ({"vllm"} if bad else set())

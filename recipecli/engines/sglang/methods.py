@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from recipecli.codes import finding
 from recipecli.engines.base import engine_data
 from recipecli.engines.methods import (
     EngineMethods,
@@ -85,12 +86,33 @@ def mtp_path(mi: MethodInput) -> MtpPath:
     return MtpPath(cls, key, n, max_layers=data["max_layers"].get(cls))
 
 
+def block_size_rule(mi: MethodInput) -> list[Finding]:
+    """DFlash: ``_handle_dflash`` takes the verify window (``speculative_num_draft_tokens``)
+    from the draft's block size (``parse_dflash_draft_config(...).resolve_block_size``) and,
+    without one, defaults it to 16 with a warning."""
+    d = mi.draft
+    if mi.method != "dflash" or d is None or d.block_size:
+        return []
+    return [
+        finding(
+            "method.block_size",
+            "the DFlash draft has no block_size: SGLang sets the verify window "
+            "(speculative_num_draft_tokens) to 16 whatever the draft was trained with; pass "
+            "--speculative-num-draft-tokens",
+            severity="warning",
+            engine="sglang",
+            source=src("arg_groups/speculative_hook.py", "_handle_dflash (inferred_block_size)"),
+        )
+    ]
+
+
 METHODS = EngineMethods(
     engine="sglang",
     spelling=_spelling(),
     refusal={},
     cite=CITE,
     mtp=mtp_path,
+    extra=block_size_rule,
 )
 
 

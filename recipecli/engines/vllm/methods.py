@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from recipecli.codes import finding
 from recipecli.engines.methods import (
     EngineMethods,
     MethodInput,
@@ -88,6 +89,25 @@ def mtp_path(mi: MethodInput) -> MtpPath:
     return MtpPath(arch_out, key, n)
 
 
+def block_size_rule(mi: MethodInput) -> list[Finding]:
+    """DSpark: ``num_speculative_tokens`` defaults to the draft's ``block_size`` (else
+    ``dspark_block_size``); with neither, ``__post_init__`` raises "A speculative model was
+    provided, but `num_speculative_tokens` was not provided"."""
+    d = mi.draft
+    if mi.method != "dspark" or d is None or d.block_size or mi.num_speculative_tokens:
+        return []
+    return [
+        finding(
+            "method.block_size",
+            "the DSpark draft has no block_size / dspark_block_size and no "
+            "--num-speculative-tokens was given: vLLM raises (num_speculative_tokens was not "
+            "provided); pass the block it was trained with",
+            engine="vllm",
+            source=src(SPEC_FILE, "SpeculativeConfig.__post_init__ (use_dspark: block_size)"),
+        )
+    ]
+
+
 METHODS = EngineMethods(
     engine="vllm",
     spelling={
@@ -99,6 +119,7 @@ METHODS = EngineMethods(
     cite=CITE,
     mtp=mtp_path,
     mtp_tokens_rule=True,
+    extra=block_size_rule,
 )
 
 
