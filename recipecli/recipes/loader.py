@@ -61,13 +61,20 @@ class Recipe:
         """Top-level field ``key`` of the recipe, or ``default``."""
         return self.data.get(key, default)
 
+    @property
+    def label(self) -> str:
+        """How messages name the file: a bundled recipe as ``recipecli/data/recipes/<file>``
+        (never its install path), any other as the path it was given by."""
+        return f"recipecli/data/recipes/{Path(self.path).name}" if self.bundled else self.path
+
     def where(self, *keys: str) -> str:
-        """``file:line`` of the deepest recorded key along ``keys`` (for messages)."""
+        """``file:line`` of the deepest recorded key along ``keys`` (for messages; the file as
+        :attr:`label` names it)."""
         for n in range(len(keys), -1, -1):
             line = self.lines.get(".".join(keys[:n]))
             if line is not None:
-                return f"{self.path}:{line}"
-        return self.path
+                return f"{self.label}:{line}"
+        return self.label
 
 
 class _Loader(yaml.SafeLoader):
@@ -297,6 +304,6 @@ def load_recipe(ref: str, *, validate_schema: bool = True) -> Recipe:
             key, message = errors[0]
             more = f" (+{len(errors) - 1} more)" if len(errors) > 1 else ""
             raise RecipeError(
-                message + more, path=recipe.where(*key), hint=f"run `recipecli lint {path}`"
+                message + more, path=recipe.where(*key), hint=f"run `recipecli lint {ref}`"
             )
     return recipe

@@ -75,7 +75,7 @@ def _hardware(recipe: Recipe, name: str | None) -> tuple[str | None, Mapping[str
         hint = (
             f"did you mean {close[0]!r}?" if close else f"profiles: {', '.join(profiles) or 'none'}"
         )
-        raise UsageError(f"recipe has no hardware profile {name!r}", path=recipe.path, hint=hint)
+        raise UsageError(f"recipe has no hardware profile {name!r}", path=recipe.label, hint=hint)
     return name, profiles[name]
 
 
@@ -328,7 +328,7 @@ def _merged_flags(
         where_of[f] = recipe.where("hardware", hw_name or "", "args", engine, f[2:])
     merged = _merge(layers)
     for f, value in list(merged.items()):
-        merged[f] = normalise_json_value(f, value, engine, where_of.get(f, recipe.path))
+        merged[f] = normalise_json_value(f, value, engine, where_of.get(f, recipe.label))
 
     _check_speculative_config(recipe, engine, merged)
 
@@ -359,7 +359,7 @@ def _check_speculative_config(recipe: Recipe, engine: str, merged: Mapping[str, 
             )
     for key in rules.required:
         if key not in spec_cfg:
-            raise RecipeError(f"{rules.flag} must name {key}", path=recipe.path)
+            raise RecipeError(f"{rules.flag} must name {key}", path=recipe.label)
 
 
 def _env(recipe: Recipe, engine: str, hw: Mapping[str, Any]) -> dict[str, str]:
