@@ -42,22 +42,36 @@ def _source_layer_config(ck: Checkpoint, d: DraftModel) -> tuple[dict[str, Any],
 _HF_CACHE_SNAPSHOT = re.compile(r"models--(?P<repo>[^/]+)/snapshots/[^/]+/?$")
 
 
+#: Longest namespace or name of a repo id the Hub accepts.
+REPO_PART_MAX = 96
+
+
+def _repo_part_ok(part: str) -> bool:
+    """One side of ``namespace/name``: 1 to :data:`REPO_PART_MAX` characters, each an ASCII
+    word character (``A-Z``, ``a-z``, ``0-9``, ``_``) or ``-`` or ``.``, the first and the last a
+    word character."""
+    if not 0 < len(part) <= REPO_PART_MAX:
+        return False
+    word = [c.isascii() and (c.isalnum() or c == "_") for c in part]
+    return word[0] and word[-1] and all(w or c in "-." for w, c in zip(word, part, strict=True))
+
+
 def repo_id_or_none(text: Any) -> str | None:
-    """``text`` when it is a Hugging Face repo id (``org/name`` or ``name``, as
-    ``huggingface_hub.utils.validate_repo_id`` accepts it) and not a path spelling
-    (``/...``, ``./...``, ``~...``); else None."""
+    """``text`` when it is a Hugging Face repo id (``org/name`` or ``name``) and not a path
+    spelling (``/...``, ``./...``, ``~...``); else None.
+
+    The rules are those ``huggingface_hub.utils.validate_repo_id`` states (its docstring and
+    messages; tests/convert compares the two on a corpus): at most one ``/``; each side 1-96
+    ASCII letters, digits, ``_``, ``-`` or ``.``, starting and ending with a letter, digit or
+    ``_``; no ``--`` or ``..``; not ending in ``.git``. Written here because importing
+    huggingface_hub's validator costs convert ~0.1 s of start-up (it imports the HTTP client;
+    issue #30).
+    """
     if not isinstance(text, str) or not text or text[0] in "./~" or "\\" in text:
         return None
-    from huggingface_hub.errors import HFValidationError
-
-    # huggingface_hub.utils re-exports it lazily (its __getattr__), which mypy cannot see
-    from huggingface_hub.utils import validate_repo_id  # type: ignore[attr-defined]
-
-    try:
-        validate_repo_id(text)
-    except HFValidationError:
+    if text.count("/") > 1 or "--" in text or ".." in text or text.endswith(".git"):
         return None
-    return text
+    return text if all(_repo_part_ok(part) for part in text.split("/")) else None
 
 
 def _snapshot_origin_kind(path: str) -> str | None:
