@@ -13,7 +13,7 @@ class Progress:
     def __init__(self, total: int, desc: str, enabled: bool = True):
         self.total, self.desc, self.enabled, self.done = total, desc, enabled, 0
         self._bar = None
-        if enabled:
+        if enabled and _stderr_is_tty():  # tqdm would draw nothing: not even imported (10 ms)
             try:
                 from tqdm import tqdm
             except ImportError:
@@ -43,3 +43,10 @@ def progress_bars_shown() -> bool:
     import importlib.util
 
     return sys.stderr.isatty() and importlib.util.find_spec("tqdm") is not None
+
+
+def _stderr_is_tty() -> bool:
+    try:
+        return sys.stderr.isatty()
+    except (AttributeError, ValueError):  # replaced or closed stderr
+        return False
