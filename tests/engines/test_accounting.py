@@ -229,3 +229,42 @@ def test_engine_pages_map_names():
     assert (
         "| `midlayer.self_attn.q_proj.weight` | loaded | `model.midlayer.self_attn.qkv_proj" in page
     )
+
+
+# ------------------------------------------------------------ vLLM's unexpected .bias (item 1)
+# utils.py AutoWeightsLoader.load_weights adds ".bias" to ignore_unexpected_suffixes, and
+# _load_module checks it only under a module it found: a bias of a layer vLLM builds without one
+# is dropped (linear.py QKVParallelLinear / MergedColumnParallelLinear.load_weights also skip a
+# bias they lack), a bias outside every layer raises like any unknown name. The conformance
+# pairs syn-o_proj-bias, syn-q_proj-bias, syn-norm-bias and syn-stray-bias show vLLM doing so.
+
+
+def test_vllm_bias_inside_a_built_layer_is_dropped(tmp_path):
+    p = base_pair().put("midlayer.self_attn.o_proj.bias", "BF16", (64,))
+    p.put("midlayer.self_attn.q_proj.bias", "BF16", (64,)).put("norm.bias", "BF16", (64,))
+    res = p.run(tmp_path, tps=(1,), engines=("vllm",), explain=True)
+    assert not find(res, "tensor.unexpected", engine="vllm")
+    f = one(res, "tensor.dropped", engine="vllm")
+    assert f.severity == "error"
+    dropped = ["midlayer.self_attn.o_proj.bias", "midlayer.self_attn.q_proj.bias", "norm.bias"]
+    assert f.evidence == {"dropped": dropped}
+    assert _acc(res, "vllm").tensors_by("dropped") == dropped
+
+
+def test_vllm_bias_outside_every_layer_is_refused(tmp_path):
+    p = base_pair().put("foo.bias", "BF16", (64,))
+    res = p.run(tmp_path, tps=(1,), engines=("vllm",), explain=True)
+    assert one(res, "tensor.unexpected", engine="vllm").evidence == {"unexpected": ["foo.bias"]}
+    assert _acc(res, "vllm").tensors_by("refused") == ["foo.bias"]
+
+
+def test_vllm_o_proj_bias_with_attention_bias(tmp_path):
+    # llama.py LlamaDecoderLayer.__init__: bias_o_proj = attention_bias (or config.bias), so
+    # o_proj.bias [H] is built beside the q/k/v biases llama_eagle3.py gives qkv_proj
+    p = base_pair()
+    p.draft["attention_bias"] = True
+    for name, rows in (("q", 64), ("k", 32), ("v", 32)):  # nh*hd = 4*16, nkv*hd = 2*16
+        p.put(f"midlayer.self_attn.{name}_proj.bias", "BF16", (rows,))
+    res = p.run(tmp_path, tps=(1,), engines=("vllm",), explain=True)
+    assert _acc(res, "vllm").params_by("left at init") == ["model.layers.0.self_attn.o_proj.bias"]
+    assert find(res, "tensor.missing", engine="vllm")
