@@ -26,6 +26,7 @@ LAYERS: dict[str, int] = {
     "findings": 0,
     "codes": 0,
     "safeio": 0,
+    "display": 0,
     "safe_write": 0,
     "hints": 0,
     "output": 0,
