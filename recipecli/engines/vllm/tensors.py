@@ -293,10 +293,10 @@ def _biases_dropped(run: EngineRun, params: Mapping[str, Any]) -> Iterator[Findi
     shown = ", ".join(names[:4]) + (" …" if len(names) > 4 else "")
     yield finding(
         "tensor.dropped",
-        f"the draft ships {shown}, but vLLM builds those layers without bias (the config's "
-        "attention_bias / mlp_bias say none) and its loader skips the tensors silently: the draft "
-        "runs without trained weights; set the config's bias flag if the draft was trained with "
-        "them, else drop the tensors",
+        f"the draft ships {shown}, but vLLM builds those layers without a bias (attention_bias / "
+        "mlp_bias false, or an RMSNorm, which has none) and its loader skips the tensors silently: "
+        "the draft runs without trained weights; set attention_bias / mlp_bias if the draft was "
+        "trained with them, else drop the tensors",
         engine=NAME,
         source=(EAGLE3_LAYER, _LLAMA_LAYER, WEIGHTS_LOADER, _LINEAR_LOAD),
         dropped=names,
