@@ -304,7 +304,28 @@ def _sharing_table(res: CheckResult, width: int | None) -> list[str]:
         else:
             for i, cols in enumerate(_SHARING_SPLIT):
                 lines += ([""] if i else []) + _table(table, cols)
-    return lines
+    return lines + _sharing_missing(res, bool(lines))
+
+
+def _sharing_missing(res: CheckResult, shown: bool) -> list[str]:
+    """One line per engine checked that has no sharing rows: its model stopped at an error
+    before the embedding step (the architecture lookup, say), so nothing was shared."""
+    have = {r.engine for r in res.embed_sharing}
+    out: list[str] = []
+    for engine in res.engines:
+        if engine in have:
+            continue
+        stop = next((f for f in res.findings if f.engine == engine and f.severity == "error"), None)
+        why = (
+            f"its load path stops at {stop.code} before the embedding step (errors above)"
+            if stop
+            else "its model reached no embedding step"
+        )
+        out.append(f"  {engine}: no rows: {why}")
+    if out and not shown:
+        out.insert(0, "embedding / head sharing (per rank):")
+        out.insert(0, "")
+    return out
 
 
 # --------------------------------------------------------------------------- the verdict line
