@@ -14,6 +14,7 @@ from typing import Any
 
 from recipecli.checkpoint.configcheck import validate_text_geometry
 from recipecli.checkpoint.model import Checkpoint
+from recipecli.display import shown_text, shown_value
 from recipecli.draft import canonical_draft, detect_format
 
 
@@ -230,16 +231,16 @@ def _yes_no(flag: object) -> str:
 
 def format_summary(s: InspectSummary) -> str:
     """The human-readable lines of an :class:`InspectSummary` (``recipecli inspect``'s text)."""
-    yn = _yes_no
-    rev = f", rev {s.revision}" if s.revision else ""
+    yn, v = _yes_no, shown_value  # every string from the checkpoint: cut and escaped
+    rev = f", rev {v(s.revision)}" if s.revision else ""
     lines = [
-        f"source        {s.source} ({s.kind}{rev})",
-        f"architecture  {s.architecture}  model_type={s.model_type}",
+        f"source        {v(s.source)} ({s.kind}{rev})",
+        f"architecture  {v(s.architecture)}  model_type={v(s.model_type)}",
     ]
     if s.wrapper:
         lines.append(
-            f"text config   under `{s.wrapper}` (tensors prefixed `{s.tensor_prefix}`) "
-            f"{s.text_architecture or ''}".rstrip()
+            f"text config   under `{v(s.wrapper)}` (tensors prefixed `{v(s.tensor_prefix)}`) "
+            f"{v(s.text_architecture or '')}".rstrip()
         )
     quotient = " (hidden/heads)" if s.head_dim_from != "head_dim" else ""
     lines += [
@@ -249,7 +250,7 @@ def format_summary(s: InspectSummary) -> str:
         f"vocab         {s.vocab_size}",
         f"dtype         config {s.config_dtype}; tensors "
         + (", ".join(f"{k} {_gb(v)}" for k, v in s.tensor_dtypes.items()) or "none"),
-        f"quantization  {s.quantization or 'none'}   tied embeddings {yn(s.tie_word_embeddings)}",
+        f"quantization  {v(s.quantization or 'none')}   tied embeddings {yn(s.tie_word_embeddings)}",
         f"size          {_params(s.total_parameters)} parameters, {_gb(s.total_bytes)}, "
         f"{s.num_tensors} tensors in {s.num_shards} {s.weight_format} file(s)",
     ]
@@ -264,7 +265,7 @@ def format_summary(s: InspectSummary) -> str:
             + f"   Vd {d.draft_vocab_size}   Ht {d.target_hidden_size}",
             "  ships       " + "  ".join(f"{k} {yn(getattr(d, k))}" for k in ships),
         ]
-    return "\n".join(lines)
+    return "\n".join(shown_text(line) for line in lines)  # config strings: cut, escaped
 
 
 def tensor_table_json(ck: Checkpoint) -> str:
