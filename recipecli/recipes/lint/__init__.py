@@ -25,7 +25,10 @@ Modules: :mod:`.flags`, :mod:`.env`, :mod:`.engine_rules` (the engines' own rule
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import copy
+from collections.abc import Iterable, Mapping
+from dataclasses import replace
+from typing import Any
 
 from recipecli.errors import RecipeError
 from recipecli.findings import Finding
@@ -98,8 +101,8 @@ def lint_loaded(recipe: Recipe) -> list[Finding]:
         recipe: a recipe loaded with or without schema validation.
 
     Returns:
-        findings, schema errors first (only those when the schema fails: the other checks
-        assume the documented shapes).
+        findings, schema errors first; when the schema fails, the other checks run on what is
+        valid (the refused parts left out; a check that needs one of them is not run).
     """
     schema_errors = validate(recipe.data)
     out = [
@@ -108,9 +111,7 @@ def lint_loaded(recipe: Recipe) -> list[Finding]:
         )
         for path, message in schema_errors
     ]
-    if schema_errors:
-        return out
-    for check in (
+    checks = (
         _lint_unsupported,
         _lint_misc,
         lint_flags,
@@ -120,9 +121,45 @@ def lint_loaded(recipe: Recipe) -> list[Finding]:
         lint_known_keys,
         lint_text,
         lint_layout,
-    ):
-        out.extend(check(recipe))
+    )
+    if not schema_errors:
+        for check in checks:
+            out.extend(check(recipe))
+        return out
+    # the later layers run on the valid part: each part the schema refused is left out; a
+    # layer that still needs a refused part is not run (the schema errors already fail lint)
+    valid = replace(recipe, data=_without(recipe.data, [path for path, _ in schema_errors]))
+    for check in checks:
+        try:
+            found = check(valid)
+        except (KeyError, TypeError, AttributeError, ValueError, IndexError, RecipeError):
+            continue
+        out.extend(f for f in found if f not in out)
     return out
+
+
+def _without(data: Mapping[str, Any], paths: Iterable[tuple[str, ...]]) -> dict[str, Any]:
+    """A deep copy of ``data`` without the value at each key path in ``paths`` (a list item's
+    index as a string); an empty path (the document itself) removes nothing."""
+    out: dict[str, Any] = copy.deepcopy(dict(data))
+    for path in sorted(paths, key=len, reverse=True):
+        parent: Any = out
+        for key in path[:-1]:
+            parent = _child(parent, key)
+        if path and isinstance(parent, dict):
+            parent.pop(path[-1], None)
+        elif path and isinstance(parent, list) and path[-1].isdigit():
+            if int(path[-1]) < len(parent):
+                parent[int(path[-1])] = None
+    return out
+
+
+def _child(node: Any, key: str) -> Any:
+    if isinstance(node, dict):
+        return node.get(key)
+    if isinstance(node, list) and key.isdigit() and int(key) < len(node):
+        return node[int(key)]
+    return None
 
 
 def lint_recipe(ref: str) -> list[Finding]:
