@@ -58,3 +58,14 @@ def test_modelopt_default_that_differs_from_the_capture_is_an_error(tmp_path):
     assert f.evidence["trained_on"] == [1, 2]
     assert f.evidence["trainer"].startswith("NVIDIA/TensorRT-Model-Optimizer@")
     assert "eagle_aux_hidden_state_layer_ids [1, 2]" in f.message
+
+
+def test_vllm_draft_without_aux_states_captures_nothing(tmp_path):
+    # eagle_config.use_aux_hidden_state false (nvidia/gpt-oss-120b-Eagle3-v2): vLLM 0.33.0
+    # eagle3_utils.py requires_aux_hidden_states returns the flag, so nothing is captured and
+    # no aux finding applies; the draft ships no fc.weight (vLLM builds none)
+    p = base_pair().drop("fc.weight")
+    p.draft["eagle_config"] = {"use_aux_hidden_state": False}
+    res = p.run(tmp_path, tps=(1,), engines=("vllm",))
+    assert "aux_layers" not in res.resolved["vllm"]
+    assert not [f for f in res.findings if f.code.startswith("aux.") and f.engine == "vllm"]

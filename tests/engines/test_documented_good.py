@@ -68,7 +68,10 @@ def _run(name: str, tmp: Path):
     eagle = draft.get("eagle_config") or {}
     kw["norm_before_fc"] = bool(draft.get("norm_before_fc") or eagle.get("norm_before_fc"))
     kw["fc_norm"] = bool(draft.get("fc_norm"))
-    write_checkpoint(tmp / "draft", draft, draft_specs(draft, naming=meta["naming"], **kw))
+    specs = draft_specs(draft, naming=meta["naming"], **kw)
+    if eagle.get("use_aux_hidden_state") is False:  # a head without aux states ships no fc
+        specs = [s for s in specs if not s.name.endswith("fc.weight")]
+    write_checkpoint(tmp / "draft", draft, specs)
     res = run_check(
         open_checkpoint(str(tmp / "target")),
         open_checkpoint(str(tmp / "draft")),

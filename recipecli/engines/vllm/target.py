@@ -116,10 +116,12 @@ def step_aux(run: EngineRun) -> Iterable[Finding]:
     runner reads them). The ids index hidden states (0 = embedding output, i = output of layer
     i-1, valid 0..L); they are sorted and de-duplicated, ids outside 0..L are never captured, and
     the captured states, concatenated in index order, must fill the ``fc`` input (k × target
-    hidden size)."""
+    hidden size). A draft whose ``eagle_config.use_aux_hidden_state`` is false takes no aux
+    states: ``requires_aux_hidden_states`` is false, nothing is captured and there is nothing to
+    compare."""
     ctx = run.ctx
     d, L = ctx.draft, ctx.target.L
-    if L is None:
+    if L is None or ("use_aux" in run.resolved and not run.get("use_aux")):
         return
     cfg = run.config
     layers, where = captured_layers(d, cfg, L)
