@@ -242,6 +242,29 @@ def _flag_changes(fa: dict[str, Any], fb: dict[str, Any]) -> tuple[list[Change],
     return removed + changed + added, unchanged
 
 
+def _flag_changes_by_meaning(
+    engine_a: str, fa: dict[str, Any], engine_b: str, fb: dict[str, Any]
+) -> tuple[list[Change], list[str]]:
+    """:func:`_flag_changes` across two engines: flags compared by what they set
+    (:func:`recipecli.diff.meaning.by_meaning`), each change named by both spellings."""
+    from dataclasses import replace
+
+    from recipecli.diff.meaning import by_meaning, label
+
+    ka, spelled_a = by_meaning(engine_a, fa)
+    kb, spelled_b = by_meaning(engine_b, fb)
+    changes, unchanged = _flag_changes(ka, kb)
+    named = [
+        replace(
+            c,
+            name=label(c.name, spelled_a, spelled_b),
+            meaning=None if c.name.startswith("-") else c.name,
+        )
+        for c in changes
+    ]
+    return named, [label(k, spelled_a, spelled_b) for k in unchanged]
+
+
 def diff_commands(
     a: CommandInput,
     b: CommandInput,
@@ -249,7 +272,10 @@ def diff_commands(
     side_a: Side | None = None,
     side_b: Side | None = None,
 ) -> CommandDiff:
-    """Semantic diff of two commands.
+    """Semantic diff of two commands. Two renders for different engines are compared by
+    meaning: a flag is matched with the other engine's flag that sets the same serve field or
+    speculative setting (each engine's ``serve_flags`` and speculative flag builder:
+    :mod:`recipecli.diff.meaning`), so a spelling alone is no change.
 
     Args:
         a, b: rendered commands, or ``(env, argv, head)`` tuples (``head`` = number of leading
@@ -264,7 +290,10 @@ def diff_commands(
     what = what if what == what_b else ""
     changes = _head_changes(list(argv_a[:head_a]), list(argv_b[:head_b]), what)
     changes += _env_changes(env_a, env_b)
-    flag_changes, unchanged = _flag_changes(fa, fb)
+    if isinstance(a, Rendered) and isinstance(b, Rendered) and a.engine != b.engine:
+        flag_changes, unchanged = _flag_changes_by_meaning(a.engine, fa, b.engine, fb)
+    else:
+        flag_changes, unchanged = _flag_changes(fa, fb)
     changes += flag_changes
     if side_a is None:
         side_a = _side_of(a)

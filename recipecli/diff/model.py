@@ -49,6 +49,9 @@ class Change:
         a: value in A (text; ``True`` for a bare flag; None when absent).
         b: value in B.
         keys: for structured values (JSON, ``k=v`` lists), the leaf-level differences.
+        meaning: across engines, what the flag sets when the engines' entries say
+            (``max_model_len``, ``speculative.num_speculative_tokens``); ``name`` is then its
+            spelling on each side (``--max-model-len / --context-length``).
     """
 
     kind: str
@@ -57,9 +60,12 @@ class Change:
     a: Any = None
     b: Any = None
     keys: tuple[KeyChange, ...] = ()
+    meaning: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"kind": self.kind, "op": self.op, "name": self.name}
+        if self.meaning is not None:
+            out["meaning"] = self.meaning
         if self.op != "added":
             out["a"] = self.a
         if self.op != "removed":
