@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from recipecli.check.run import CheckResult
+from recipecli.display import shown_text, shown_value
 from recipecli.engines import ENGINES
 from recipecli.findings import Finding
 
@@ -48,7 +49,8 @@ def _resolved_line(values: Mapping[str, Mapping[str, Any]]) -> str:
         )
         mark = "" if given or key == "architecture" else "*"
         value = v["value"]
-        parts.append(f"{label} {list(value) if isinstance(value, tuple) else value}{mark}")
+        shown = shown_value(list(value) if isinstance(value, tuple) else value)
+        parts.append(f"{label} {shown}{mark}")
     return ", ".join(parts) + (
         " (* = engine default)" if any(p.endswith("*") for p in parts) else ""
     )
@@ -188,11 +190,12 @@ def _header(res: CheckResult, width: int | None) -> list[str]:
     from recipecli.output import wrap_line
 
     t, d = res.target, res.draft
+    v = shown_value  # the sources and the architecture come from the user's files: cut, escaped
     head = [
-        f"target  {res.target_source}: {t.architecture}"
+        f"target  {v(res.target_source)}: {v(t.architecture)}"
         + (f" (text config under {t.wrapper})" if t.wrapper else "")
         + f", H {t.H}, layers {t.L}, vocab {t.V}",
-        f"draft   {res.draft_source}: "
+        f"draft   {v(res.draft_source)}: "
         + (
             f"format {d.format} ({d.format_name}), aux ids "
             + (str(list(d.aux_ids)) if d.aux_ids is not None else "absent")
@@ -249,11 +252,11 @@ def _layout_matrix(res: CheckResult, color: bool, width: int | None) -> list[str
                 if ready
                 else paint("NOT READY", "error", color)
             )
-            reason = f"  {why[0].code}: {why[0].message}" if why else ""
+            reason = f"  {why[0].code}: {shown_text(why[0].message)}" if why else ""
             lines += wrap_line(f"    {lay.label():<28} {mark}{reason}".rstrip(), width)
     for _lay, f in res.layout_findings:
         if f.code == "layout.unfit":
-            lines += wrap_line(f"  not checked: {f.message}", width)
+            lines += wrap_line(f"  not checked: {shown_text(f.message)}", width)
     return lines
 
 
@@ -269,7 +272,7 @@ def _finding_lines(res: CheckResult, color: bool, width: int | None) -> list[str
             continue
         lines += ["", paint(f"{sev}s ({len(group)}):", sev, color)]
         for m in group:
-            text = f"  [{m.where}] {m.code}: {m.message}"
+            text = f"  [{m.where}] {m.code}: {shown_text(m.message)}"
             wrapped = wrap_line(text, width)
             prefix = f"  [{m.where}] "
             if wrapped[0].startswith(prefix + m.code):  # else a very narrow terminal: plain
@@ -451,4 +454,4 @@ def accounting_lines(res: CheckResult) -> list[str]:
         for k in acc.target_keys:
             value = f" = {k.value!r}" if k.status == "read" else ""
             out.append(f"  {k.status:<9} {k.key}{value} ({k.where}: {k.origin})")
-    return out
+    return [shown_text(line) for line in out]  # keys, values, tensor names: cut, escaped
