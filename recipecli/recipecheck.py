@@ -402,15 +402,15 @@ LAYOUT_CODES: frozenset[str] = frozenset(
 
 
 def _open_offline(source: str) -> Checkpoint | None:
-    """``source`` opened without the network: recipecli's bundled snapshot of that repo id, a
-    local directory / snapshot / config file, or the repo in the local HF cache; None when it
-    is none of them or does not open (then ``check`` is the place to learn why)."""
+    """``source`` opened without the network, in ``open_checkpoint``'s order: a local
+    directory / snapshot / config file, the repo in the local HF cache, recipecli's bundled
+    snapshot of that repo id; None when it is none of them or does not open (then ``check``
+    is the place to learn why)."""
     from recipecli.checkpoint.resolve import open_checkpoint
     from recipecli.errors import RecipeCliError
-    from recipecli.examples import bundled_snapshots
 
     try:
-        return open_checkpoint(bundled_snapshots().get(source) or source, offline=True)
+        return open_checkpoint(source, offline=True)
     except RecipeCliError:
         return None
 
