@@ -460,7 +460,8 @@ ENTRIES: tuple[Code, ...] = (
         "kernel.skipped",
         "info",
         "nothing checked",
-        "torch/triton are not installed or the device asked for is absent.",
+        "The kernel was not verified: no recorded verification of these norms for --kernel auto "
+        "(--kernel on runs it), torch/triton are not installed, or the device asked for is absent.",
         source="docs/verify-kernel.md",
     ),
     _code(
