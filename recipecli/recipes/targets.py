@@ -1,8 +1,9 @@
 """Find the target model's config.json for a recipe (needed to place its config overrides).
 
 Order: ``--target-config SOURCE`` > the recipe's (or hardware profile's) ``target_config`` >
-a bundled snapshot of the target (``recipecli/data/targets/<org>__<name>.json``) > the
-checkpoint sources (local dir, snapshot, HF cache, Hub) for the target id itself.
+the target's config in the local HF cache (offline) > a bundled snapshot of the target
+(``recipecli/data/targets/<org>__<name>.json``) > the checkpoint sources (local dir, snapshot,
+HF cache, Hub) for the target id itself.
 """
 
 from __future__ import annotations
@@ -70,6 +71,29 @@ def target_config_callback(ctx: object, param: object, value: str | None) -> str
     return check_target_config(value)
 
 
+def _in_hf_cache(target: str) -> bool:
+    """``target`` (``org/name``) has a ``config.json`` at ``refs/main`` of the local HF cache,
+    found without importing the checkpoint package (numpy): the same directory
+    :func:`recipecli.checkpoint.hub.hub_cache_dir` names (``HF_HUB_CACHE``, else
+    ``HF_HOME/hub``, else huggingface_hub's default)."""
+    if target.count("/") != 1 or target.startswith((".", "/", "~")):
+        return False
+    if os.environ.get("HF_HUB_CACHE"):
+        cache = Path(os.environ["HF_HUB_CACHE"]).expanduser()
+    elif os.environ.get("HF_HOME"):
+        cache = Path(os.environ["HF_HOME"]).expanduser() / "hub"
+    else:
+        from huggingface_hub import constants
+
+        cache = Path(constants.HF_HUB_CACHE)
+    repo = cache / f"models--{target.replace('/', '--')}"
+    try:
+        ref = (repo / "refs" / "main").read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError):
+        return False
+    return bool(ref) and "/" not in ref and (repo / "snapshots" / ref / "config.json").is_file()
+
+
 def _open_config(source: str, offline: bool | None = None) -> Mapping[str, Any]:
     # Imported lazily: the checkpoint package pulls in numpy and huggingface_hub.
     from recipecli.checkpoint import open_checkpoint
@@ -114,6 +138,11 @@ def load_target_config(
             if local.exists():
                 recipe_config = str(local)
         return _open_config(recipe_config, offline), recipe_config
+    if _in_hf_cache(target):
+        try:  # the user's copy of the target wins over recipecli's bundled one
+            return _open_config(target, True), f"{target} (HF cache)"
+        except (SourceError, CheckpointFormatError):
+            pass
     snap = bundled_snapshot_path(target)
     if snap is not None:
         try:

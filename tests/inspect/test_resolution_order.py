@@ -98,3 +98,17 @@ def test_a_local_directory_of_that_name_wins_over_everything(tmp_path):
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)
     assert doc["kind"] == "local" and doc["hidden_size"] == 32
+
+
+def test_render_reads_the_target_config_from_the_hf_cache_first(tmp_path, monkeypatch):
+    # render places config overrides against the target's config: the user's cached copy
+    # (hidden 64) before recipecli's bundled one (4096)
+    from recipecli.recipes.targets import load_target_config
+
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    monkeypatch.delenv("HF_HUB_CACHE", raising=False)
+    config, where = load_target_config(REPO_ID)
+    assert config["hidden_size"] == 4096 and where.startswith("bundled snapshot")
+    cache_repo(tmp_path, weights=False)  # a config alone is enough for render
+    config, where = load_target_config(REPO_ID)
+    assert config["hidden_size"] == 64 and where == f"{REPO_ID} (HF cache)"
