@@ -376,6 +376,30 @@ def transformers_defaults(version: str) -> Mapping[str, Any]:
     return read_json("recipecli.data", "transformers", f"transformers-{version}-defaults.json")
 
 
+def config_class_fields(version: str, model_type: str) -> frozenset[str] | None:
+    """Every key transformers' config class for ``model_type`` takes at ``version``: the fields of
+    ``PreTrainedConfig`` (``base.fields``), the class's own ``fields`` (its dataclass fields and
+    what ``to_dict()`` writes), its ``attribute_map`` names (``aliases``) and its sub-config
+    attributes (``sub_configs``), as ``scripts/extract_transformers_fields.py`` read them from the
+    class (``Qwen3VLMoeTextConfig`` under ``qwen3_vl_moe_text``).
+
+    Returns:
+        The key names; None when transformers has no class for ``model_type`` at ``version``
+        (remote code, or a model type an engine builds with its own config class) or recipecli
+        ships no data for ``version``.
+    """
+    try:
+        data = transformers_defaults(version)
+    except FileNotFoundError:
+        return None
+    entry = data["models"].get(model_type)
+    if entry is None or "fields" not in entry:
+        return None
+    names = set(data.get("base", {}).get("fields", ()))
+    names.update(entry["fields"], entry.get("aliases", {}), entry.get("sub_configs", {}))
+    return frozenset(names)
+
+
 def _data_package(name: str) -> tuple[str, str]:
     """(package, folder) holding a data file named ``name``: ``transformers-*`` defaults in
     ``recipecli/data/transformers/``, a built-in engine's ``<engine>-<pin>.json`` in its folder's
