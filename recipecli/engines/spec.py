@@ -239,6 +239,8 @@ class NodeLaunch:
         ray_backend: ``(flag, value)`` that runs the workers on a Ray cluster (vLLM
             ``--distributed-executor-backend ray``), or None.
         source: the engine code the flags and the rules come from.
+        ray_host_ip: with :attr:`ray_backend`, the env var that gives each node's processes
+            that node's own address (vLLM ``VLLM_HOST_IP``), or None.
     """
 
     nnodes: str
@@ -254,6 +256,7 @@ class NodeLaunch:
     dp_attention_in_tp: bool
     ray_backend: tuple[str, str] | None
     source: str
+    ray_host_ip: str | None = None
 
 
 @dataclass(frozen=True)

@@ -5,6 +5,11 @@
 ``--format lws`` (a ``leaderworkerset.x-k8s.io/v1`` LeaderWorkerSet: the leader runs rank 0 and
 serves HTTP, each worker's rank is ``LWS_WORKER_INDEX``, the head ``LWS_LEADER_ADDRESS``).
 
+On a Ray cluster (``render --backend ray``) the head runs ``ray start --head`` before the serve
+command and the other nodes ``ray start --block``; each node's own address (vLLM
+``VLLM_HOST_IP``) is a parameter of the shell script, the address ``getent`` gives for
+``SLURMD_NODENAME`` under Slurm and the pod's IP (``status.podIP``) in a LeaderWorkerSet.
+
 Each goes through a Jinja2 template (``templates/nodes-*.j2``); the commands reach them already
 quoted (:func:`~.nodes.shell_command`), the LeaderWorkerSet body already dumped as YAML.
 """
@@ -14,7 +19,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from recipecli.recipes.nodes import HEAD, RANK, NodePlan, export_lines, shell_command
+from recipecli.recipes.nodes import (
+    ADDR,
+    HEAD,
+    RANK,
+    NodeCommand,
+    NodePlan,
+    export_lines,
+    node_env,
+    shell_command,
+)
 from recipecli.recipes.templating import render_template
 
 #: LeaderWorkerSet's env vars in every pod of a group (kubernetes-sigs/lws v0.10.0
@@ -47,17 +61,37 @@ def _header(plan: NodePlan, title: str) -> list[str]:
     return [f"recipecli render: {title}", *(" ".join(n.split()) for n in plan.notes)]
 
 
+def _pre_lines(
+    cmd: NodeCommand, common: dict[str, str], names: dict[str, str], indent: str
+) -> list[str]:
+    """The lines of a node's block before its command: the node's own parameters checked
+    (:attr:`NodeCommand.node_env`), the variables it exports beyond ``common``, the commands
+    it runs first."""
+    lines = []
+    for var in cmd.node_env:
+        lines += [f': "${{{var}:?set {var} to the address of this node}}"', f"export {var}"]
+    lines += export_lines({k: v for k, v in cmd.env.items() if common.get(k) != v})
+    lines += [shell_command(a, names, indent=indent, exec_=False) for a in cmd.run_first]
+    return lines
+
+
 def nodes_shell_text(plan: NodePlan, *, templates: str | None = None) -> str:
     """``--format shell`` for N nodes: one bash script; run it on every node with
-    ``NODE_RANK`` set; each rank's block is its command with literal values."""
+    ``NODE_RANK`` set; each rank's block is its command with literal values (on Ray, a worker
+    node's own address is its ``VLLM_HOST_IP``, set before the script runs)."""
+    common = node_env(plan)
     blocks = [
-        {"rank": c.rank, "command": shell_command(c.argv, {}, indent="    ")}
+        {
+            "rank": c.rank,
+            "pre": _pre_lines(c, common, {}, "    "),
+            "command": shell_command(c.argv, {}, indent="    "),
+        }
         for c in plan.commands()
     ]
     context = {
         "notes": _header(plan, f"{plan.engine} serve, one block per node rank"),
         "nodes": plan.options.nodes,
-        "exports": export_lines(plan.command(0).env),
+        "exports": export_lines(common),
         "blocks": blocks,
     }
     return render_template("nodes-shell.sh.j2", context, user_dir=templates)
@@ -66,31 +100,55 @@ def nodes_shell_text(plan: NodePlan, *, templates: str | None = None) -> str:
 def slurm_text(plan: NodePlan, job: str, *, templates: str | None = None) -> str:
     """``--format slurm``: an sbatch script of one ``srun`` step over every node; the head is
     the first host of the allocation, the rank each task's ``SLURM_NODEID``."""
-    names = {HEAD: "HEAD_ADDR", RANK: "SLURM_NODEID"}
-    leader = plan.command(0, head=HEAD)
-    worker = plan.command(RANK, head=HEAD)
+    var = plan.launch.ray_host_ip if plan.ray else None
+    names = {HEAD: "HEAD_ADDR", RANK: "SLURM_NODEID", **({ADDR: var} if var else {})}
+    leader = plan.command(0, head=HEAD, own=ADDR)
+    worker = plan.command(RANK, head=HEAD, own=ADDR)
+    common = node_env(plan)
+    setup = []
+    if var:  # each task's own address: what its Slurm node name resolves to
+        setup = [
+            "set -euo pipefail",
+            f'{var}="$(getent ahostsv4 "$SLURMD_NODENAME" | awk \'NR == 1 {{print $1}}\')"',
+            f': "${{{var}:?no IPv4 address for $SLURMD_NODENAME}}"',
+            f"export {var}",
+        ]
     context = {
         "notes": _header(plan, f"{plan.engine} serve as a Slurm batch job"),
         "job": job,
         "nodes": plan.options.nodes,
         "gpus": plan.options.gpus_per_node,
-        "exports": export_lines(leader.env),
+        "exports": export_lines(common),
+        "setup": setup,
+        "leader_pre": _pre_lines(leader, leader.env, names, "    "),
         "leader": shell_command(leader.argv, names, indent="    "),
         "worker": shell_command(worker.argv, names, indent="    "),
     }
     return render_template("nodes-slurm.sh.j2", context, user_dir=templates)
 
 
+def _env_entry(name: str, value: str) -> dict[str, Any]:
+    """A container env entry; the node's own address (:data:`ADDR`) is the pod's IP."""
+    if value == ADDR:
+        return {"name": name, "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}}
+    return {"name": name, "value": value}
+
+
 def _container(plan: NodePlan, pod: PodOptions, rank: int | str) -> dict[str, Any]:
-    names = {HEAD: LWS_LEADER, RANK: LWS_INDEX}
-    cmd = plan.command(rank, head=HEAD)
+    var = plan.launch.ray_host_ip if plan.ray else None
+    names = {HEAD: LWS_LEADER, RANK: LWS_INDEX, **({ADDR: var} if var else {})}
+    cmd = plan.command(rank, head=HEAD, own=ADDR)
+    script = shell_command(cmd.argv, names)
+    if cmd.run_first:
+        first = [shell_command(a, names, exec_=False) for a in cmd.run_first]
+        script = "\n".join(["set -euo pipefail", *first, script])
     out: dict[str, Any] = {
         "name": "leader" if rank == 0 else "worker",
         "image": pod.image,
         "command": ["/bin/bash", "-c"],
         # Kubernetes expands $(NAME) in args itself: $$ keeps a literal $( for bash
-        "args": [shell_command(cmd.argv, names).replace("$(", "$$(")],
-        "env": [{"name": k, "value": v} for k, v in cmd.env.items()],
+        "args": [script.replace("$(", "$$(")],
+        "env": [_env_entry(k, v) for k, v in cmd.env.items()],
         "resources": {"limits": {pod.gpu_resource: plan.options.gpus_per_node}},
         "volumeMounts": [
             {"name": "model-cache", "mountPath": CACHE_MOUNT},

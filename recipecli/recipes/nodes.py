@@ -10,6 +10,11 @@ NCCL and Gloo bind is a parameter (``--ifname``), never left to a loopback guess
 
 The head address and the rank can be launcher variables: :data:`HEAD` and :data:`RANK` stand
 for them inside argv items, and :func:`shell_word` writes them as ``${VAR}`` expansions.
+
+With ``backend="ray"`` (vLLM's :attr:`NodeLaunch.ray_backend`) the engine runs one serve command
+on the Ray head and Ray places its workers: rank 0 runs ``ray start --head`` then the serve
+command, every other rank ``ray start --address=HEAD:PORT --block``; each node's own address is
+the engine's :attr:`NodeLaunch.ray_host_ip` variable (:data:`ADDR` where a launcher supplies it).
 """
 
 from __future__ import annotations
@@ -31,6 +36,14 @@ from recipecli.recipes.values import scalar_text
 HEAD = "\x00HEAD_ADDR\x00"
 #: stands for the node rank inside an argv item when a launcher supplies it
 RANK = "\x00NODE_RANK\x00"
+#: stands for this node's own address (Ray: the engine's host-IP variable) when a launcher
+#: supplies it
+ADDR = "\x00NODE_ADDR\x00"
+#: the ``render --backend`` values: the engine's own multi-node flags, or a Ray cluster
+BACKENDS: tuple[str, ...] = ("native", "ray")
+#: the Ray head's GCS port: ``ray start --port``'s default, the port vLLM's
+#: examples/online_serving/run_cluster.sh starts the head on and its workers dial
+RAY_PORT = 6379
 #: NICs that carry no traffic between nodes
 LOOPBACK = frozenset({"lo", "lo0"})
 #: the env vars that pick the NIC NCCL and Gloo (torch.distributed's CPU groups) bind to
@@ -49,6 +62,8 @@ class NodeOptions:
         ifname: the network interface NCCL and Gloo bind on every node.
         timeout: seconds for torch.distributed's initialisation (the engine's timeout flag),
             or None for the engine's default.
+        backend: ``native`` (the engine's multi-node flags on every node) or ``ray`` (one
+            serve command on a Ray cluster's head: :attr:`NodeLaunch.ray_backend`).
     """
 
     nodes: int
@@ -57,6 +72,7 @@ class NodeOptions:
     head_port: int | None = None
     ifname: str | None = None
     timeout: int | None = None
+    backend: str = "native"
 
 
 @dataclass(frozen=True)
@@ -85,17 +101,30 @@ class NodeCommand:
 
     Attributes:
         rank: the node rank (an int, or :data:`RANK` when a launcher supplies it).
-        argv: the command (items may hold :data:`HEAD` / :data:`RANK`).
+        argv: the command the node runs to the end (items may hold :data:`HEAD` / :data:`RANK`
+            / :data:`ADDR`): the serve command, or, on a Ray worker node, ``ray start --block``.
         env: variables to export first, in order.
+        run_first: commands run before :attr:`argv`, each to completion (Ray's head:
+            ``ray start --head``).
+        node_env: variables each node sets to its own value before running (Ray: the engine's
+            host-IP variable on the ranks whose address recipecli is not told).
     """
 
     rank: int | str
     argv: list[str]
     env: dict[str, str]
+    run_first: tuple[list[str], ...] = ()
+    node_env: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        """``{"rank": ..., "argv": [...], "env": {...}}`` (``argv-json`` for N > 1)."""
-        return {"rank": self.rank, "argv": list(self.argv), "env": dict(self.env)}
+        """``{"rank": ..., "argv": [...], "env": {...}}`` (``argv-json`` for N > 1), with
+        ``run_first`` (a list of argvs) and ``node_env`` (names) when there are any."""
+        out: dict[str, Any] = {"rank": self.rank, "argv": list(self.argv), "env": dict(self.env)}
+        if self.run_first:
+            out["run_first"] = [list(a) for a in self.run_first]
+        if self.node_env:
+            out["node_env"] = list(self.node_env)
+        return out
 
 
 @dataclass(frozen=True)
@@ -124,13 +153,24 @@ class NodePlan:
     def engine(self) -> str:
         return self.serve.engine
 
-    def command(self, rank: int | str, head: str | None = None) -> NodeCommand:
+    @property
+    def ray(self) -> bool:
+        """The workers run on a Ray cluster (``backend="ray"``)."""
+        return self.options.backend == "ray"
+
+    def command(
+        self, rank: int | str, head: str | None = None, own: str | None = None
+    ) -> NodeCommand:
         """The command of node ``rank`` (:data:`RANK` for a launcher-supplied non-zero rank)
         with the head address ``head`` (default: ``--head-addr``; :data:`HEAD` for a
-        launcher's variable)."""
+        launcher's variable) and, on Ray, the node's own address ``own`` (:data:`ADDR` for a
+        launcher's variable; None: the head address on rank 0, a :attr:`NodeCommand.node_env`
+        parameter on the others)."""
         addr = head if head is not None else self.options.head_addr
         if addr is None:
             raise UsageError("give --head-addr HOST (the rank-0 node's address)")
+        if self.ray:
+            return ray_command(self, rank, addr, own)
         return NodeCommand(rank, node_argv(self, rank, addr), node_env(self))
 
     def commands(self) -> list[NodeCommand]:
@@ -138,8 +178,9 @@ class NodePlan:
         return [self.command(r) for r in range(self.options.nodes)]
 
     def to_dict(self) -> dict[str, Any]:
-        """``{"nodes": [{"rank", "argv", "env"}, ...]}``."""
-        return {"nodes": [c.to_dict() for c in self.commands()]}
+        """``{"nodes": [{"rank", "argv", "env"}, ...]}`` (on Ray ``"backend": "ray"`` first)."""
+        nodes = {"nodes": [c.to_dict() for c in self.commands()]}
+        return {"backend": "ray", **nodes} if self.ray else nodes
 
 
 def flag_value(serve: Rendered, field: str) -> Any:
@@ -206,19 +247,39 @@ def _check_options(engine: str, opts: NodeOptions) -> NodeLaunch:
             f"--ifname {opts.ifname}: a loopback interface carries no traffic "
             "between nodes; give the NIC the nodes reach each other on"
         )
+    if opts.backend not in BACKENDS:
+        raise UsageError(f"--backend {opts.backend}: choose {' or '.join(BACKENDS)}")
+    if opts.backend == "ray" and launch.ray_backend is None:
+        raise UsageError(
+            f"--backend ray: {engine} has no Ray executor at its pin; leave --backend out "
+            "(its own multi-node flags on every node)"
+        )
     return launch
 
 
-def _own_flags(launch: NodeLaunch) -> list[str]:
+def _check_ray_layout(layout: NodeLayout) -> None:
+    """Ray renders one serve command whose TP x PP workers Ray places: no DP ranks."""
+    if layout.dp > 1:
+        raise RecipeError(
+            f"--backend ray: recipecli renders one serve command on the Ray head, whose TP x "
+            f"PP workers Ray places; data_parallel_size {layout.dp} runs one engine per DP rank",
+            hint="render it without --backend ray (the engine's own multi-node flags), or set "
+            "data_parallel_size=1",
+        )
+
+
+def _own_flags(launch: NodeLaunch, ray: bool = False) -> list[str]:
     flags = [launch.nnodes, launch.node_rank, launch.addr, launch.port, *launch.worker_flags]
     flags += [launch.nprocs_per_node, launch.world_size]
+    if ray and launch.ray_backend:
+        flags.append(launch.ray_backend[0])
     return [f for f in flags if f]
 
 
-def _check_unset(serve: Rendered, launch: NodeLaunch) -> None:
+def _check_unset(serve: Rendered, launch: NodeLaunch, ray: bool = False) -> None:
     """The recipe sets none of the flags ``--nodes`` renders per node."""
     catalog = load_catalog(serve.engine)
-    own = {catalog.canonical(f) for f in _own_flags(launch)}
+    own = {catalog.canonical(f) for f in _own_flags(launch, ray)}
     taken = [f for f, _ in serve.flags if catalog.canonical(f) in own]
     if taken:
         raise RecipeError(
@@ -248,27 +309,52 @@ def plan_nodes(serve: Rendered, opts: NodeOptions, notes: Sequence[str] = ()) ->
         raise UsageError(f"--nodes renders the serve command, not {serve.what}")
     launch = _check_options(serve.engine, opts)
     layout = node_layout(serve, launch)
+    ray = opts.backend == "ray"
+    if ray:
+        _check_ray_layout(layout)
     _check_world(serve.engine, layout, opts)
-    _check_unset(serve, launch)
-    port = opts.head_port or launch.default_port
+    _check_unset(serve, launch, ray)
+    port = opts.head_port or (RAY_PORT if ray else launch.default_port)
     http_port = int(flag_value(serve, "port") or engine_spec(serve.engine).default_port)
-    head = opts.head_addr or "the launcher's head address"
-    lines = [
+    first = (
         f"{serve.engine} on {opts.nodes} nodes x {opts.gpus_per_node} GPUs: {layout.counted} = "
-        f"{layout.world} worker processes",
-        f"head (rank 0): {head}, rendezvous port {port}; rank 0 serves HTTP on port "
+        f"{layout.world} worker processes"
+    )
+    lines = (
+        _ray_notes(launch, opts, port, http_port)
+        if ray
+        else _notes(launch, port, http_port, opts.head_addr)
+    )
+    lines = [first, *lines, *notes]
+    return NodePlan(serve, opts, launch, layout, port, http_port, tuple(lines))
+
+
+def _notes(launch: NodeLaunch, port: int, http_port: int, head: str | None = None) -> list[str]:
+    """Comment lines of the engine's own multi-node launch: the head, what differs per rank."""
+    where = head or "the launcher's head address"
+    differ = f" and {', '.join(launch.worker_flags)} on the other ranks differ"
+    return [
+        f"head (rank 0): {where}, rendezvous port {port}; rank 0 serves HTTP on port "
         f"{http_port} ({launch.health} when ready)",
         f"only {launch.node_rank}"
-        + (
-            f" and {', '.join(launch.worker_flags)} on the other ranks"
-            if launch.worker_flags
-            else ""
-        )
-        + (" differ" if launch.worker_flags else " differs")
+        + (differ if launch.worker_flags else " differs")
         + " between nodes; the speculative flags are the same on every node",
-        *notes,
     ]
-    return NodePlan(serve, opts, launch, layout, port, http_port, tuple(lines))
+
+
+def _ray_notes(launch: NodeLaunch, opts: NodeOptions, port: int, http_port: int) -> list[str]:
+    """Comment lines of a Ray cluster: who runs what, where each node's address comes from."""
+    head = opts.head_addr or "the launcher's head address"
+    flag = " ".join(launch.ray_backend or ())
+    var = launch.ray_host_ip
+    return [
+        f"Ray head (rank 0): {head}, port {port}; rank 0 runs ray start --head, then the one "
+        f"serve command ({flag}; HTTP on port {http_port}, {launch.health} when ready); every "
+        f"other rank runs ray start --address=HEAD:{port} --block",
+        "the serve command places its workers on the Ray cluster's GPUs, one per worker, and "
+        "waits for the nodes to join; the speculative flags are on that one command",
+        *([f"{var}: each node's own address (exported before ray start)"] if var else []),
+    ]
 
 
 def node_argv(plan: NodePlan, rank: int | str, head: str) -> list[str]:
@@ -290,6 +376,30 @@ def node_argv(plan: NodePlan, rank: int | str, head: str) -> list[str]:
     if rank != 0:
         argv += list(launch.worker_flags)
     return argv
+
+
+def ray_command(plan: NodePlan, rank: int | str, head: str, own: str | None) -> NodeCommand:
+    """Node ``rank``'s commands on a Ray cluster (vLLM examples/online_serving/run_cluster.sh;
+    vllm/v1/executor/ray_utils.py initialize_ray_cluster joins the running cluster): rank 0
+    runs ``ray start --head --node-ip-address=OWN --port=PORT``, then the serve command with
+    :attr:`NodeLaunch.ray_backend` (and the timeout flag) and no per-node flags (vLLM
+    ParallelConfig.__post_init__ refuses nnodes > 1 with Ray); every other rank runs
+    ``ray start --address=HEAD:PORT --block``. :attr:`NodeLaunch.ray_host_ip` is the node's own
+    address ``own`` (rank 0 default: ``head``; elsewhere, unset, a :attr:`NodeCommand.node_env`
+    parameter)."""
+    launch, env = plan.launch, node_env(plan)
+    var = launch.ray_host_ip
+    if rank == 0:
+        own = own if own is not None else head
+        argv = [*plan.serve.argv, *(launch.ray_backend or ())]
+        if plan.options.timeout is not None and launch.timeout:
+            argv += [launch.timeout, str(plan.options.timeout)]
+        start = ["ray", "start", "--head", f"--node-ip-address={own}", f"--port={plan.port}"]
+        return NodeCommand(rank, argv, env | ({var: own} if var else {}), (start,))
+    argv = ["ray", "start", f"--address={head}:{plan.port}", "--block"]
+    if var and own is not None:
+        return NodeCommand(rank, argv, env | {var: own})
+    return NodeCommand(rank, argv, env, node_env=(var,) if var else ())
 
 
 def node_env(plan: NodePlan) -> dict[str, str]:
@@ -322,13 +432,16 @@ def shell_word(item: str, names: Mapping[str, str]) -> str:
     return f'"{out}"'
 
 
-def shell_command(argv: Sequence[str], names: Mapping[str, str], indent: str = "") -> str:
-    """``argv`` as an ``exec`` line with one flag per continuation line (:func:`shell_word`)."""
+def shell_command(
+    argv: Sequence[str], names: Mapping[str, str], indent: str = "", *, exec_: bool = True
+) -> str:
+    """``argv`` as an ``exec`` line (a plain command line without ``exec_``) with one flag per
+    continuation line (:func:`shell_word`)."""
     words = [shell_word(a, names) for a in argv]
     head = 0
     while head < len(words) and not argv[head].startswith("--"):
         head += 1
-    lines = [" ".join(["exec", *words[:head]])]
+    lines = [" ".join(["exec"] * exec_ + words[:head])]
     i = head
     while i < len(words):
         j = i + 1

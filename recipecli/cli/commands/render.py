@@ -96,6 +96,13 @@ NODE_FORMATS: tuple[str, ...] = ("lws", "slurm")
     help="torch.distributed start-up timeout, as the engine's own flag (with --nodes).",
 )
 @click.option(
+    "--backend",
+    type=click.Choice(["native", "ray"]),
+    help="How the nodes start (with --nodes): native (default): the engine's own multi-node "
+    "flags on every node; ray: one serve command on a Ray cluster's head "
+    "(vLLM --distributed-executor-backend ray), `ray start` on every node.",
+)
+@click.option(
     "--image",
     metavar="IMAGE",
     help="Container image with the engine (--format lws; required there).",
@@ -259,10 +266,11 @@ def _node_options(node: dict[str, Any], recipe: Recipe, fmt: str) -> NodeOptions
         from recipecli.recipes.nodes import NodeOptions  # only when several nodes are rendered
 
         return NodeOptions(count, node["gpus_per_node"], node["head_addr"], node["head_port"],
-                           node["ifname"], node["dist_timeout"])  # fmt: skip
+                           node["ifname"], node["dist_timeout"],
+                           node["backend"] or "native")  # fmt: skip
     if fmt in NODE_FORMATS:
         raise UsageError(f"--format {fmt} renders several nodes: give --nodes N (2 or more)")
-    names = ("head_addr", "head_port", "ifname", "dist_timeout", "image")
+    names = ("head_addr", "head_port", "ifname", "dist_timeout", "backend", "image")
     given = [n for n in names if node[n] is not None]
     if given:
         flag = "--" + given[0].replace("_", "-")

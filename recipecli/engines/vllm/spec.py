@@ -60,7 +60,10 @@ SERVE_FIELD_REASONS = MappingProxyType(
 #: the other nodes (vllm/entrypoints/cli/serve.py run_headless: no API server); DP ranks and
 #: their local count are inferred from --nnodes/--node-rank and the DP address is the master
 #: address (EngineArgs.create_engine_config); Ray: --distributed-executor-backend ray
-#: (ParallelConfig.__post_init__: nnodes > 1 needs mp, uni or external_launcher)
+#: (ParallelConfig.__post_init__: nnodes > 1 needs mp, uni or external_launcher), one serve
+#: command on the Ray head whose TP x PP workers Ray places on the cluster's GPUs
+#: (vllm/v1/executor/ray_utils.py initialize_ray_cluster), each node's own address in
+#: VLLM_HOST_IP (vllm/envs.py; ray_utils.py WORKER_SPECIFIC_ENV_VARS: not copied from the head)
 NODES = NodeLaunch(
     nnodes="--nnodes",
     node_rank="--node-rank",
@@ -76,7 +79,9 @@ NODES = NodeLaunch(
     ray_backend=("--distributed-executor-backend", "ray"),
     source=f"{CITE} vllm/engine/arg_utils.py EngineArgs.add_cli_args, "
     "EngineArgs.create_engine_config; vllm/entrypoints/cli/serve.py run_headless; "
-    "vllm/entrypoints/serve/instrumentator/health.py health",
+    "vllm/entrypoints/serve/instrumentator/health.py health; "
+    "vllm/v1/executor/ray_utils.py initialize_ray_cluster",
+    ray_host_ip="VLLM_HOST_IP",
 )
 
 #: ``vllm/config/model.py`` ``ModelConfig.__post_init__``: flat keys go to
