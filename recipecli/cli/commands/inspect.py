@@ -43,9 +43,9 @@ def command(
 ) -> int:
     """Summarise a checkpoint from config.json and safetensors headers, never the weights.
 
-    SOURCE is a local directory, a snapshot .json, or a Hugging Face repo id: the snapshot
-    bundled with recipecli when one ships (offline; --bundled lists them), else the HF cache,
-    then the Hub (headers only).
+    SOURCE is a local directory, a snapshot .json, or a Hugging Face repo id: your HF cache
+    first (offline), else the snapshot bundled with recipecli when one ships (offline;
+    --bundled lists them), else the Hub (headers only).
 
     \b
     Examples:
