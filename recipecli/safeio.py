@@ -250,9 +250,12 @@ def check_yaml_limits(
 ) -> None:
     """Refuse YAML nested deeper than ``max_depth`` or holding an over-long decimal integer.
 
-    Runs PyYAML's event parser, which is iterative, so a deeply nested document cannot raise
-    ``RecursionError`` here (PyYAML's composer and constructor recurse once per level). Syntax
-    errors are left to the caller's own parse, which reports them with a line number.
+    Runs an event parser, which is iterative, so a deeply nested document cannot raise
+    ``RecursionError`` here (PyYAML's composer and constructor recurse once per level): libyaml's
+    (``yaml.CSafeLoader``, about 20 times faster: a 256 KiB recipe of 12,000 flags in 0.07 s
+    instead of 1.6 s) when PyYAML was built with it, else PyYAML's own. Both give the same
+    events (but a plain scalar's style: None, or ""). Syntax errors are left to the caller's own parse, which reports them with a line
+    number.
 
     Raises:
         ``error``: naming ``where`` and the line of the offending node.
@@ -261,8 +264,9 @@ def check_yaml_limits(
 
     limit = _int_digit_limit()
     depth = 0
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
-        for event in yaml.parse(text, Loader=yaml.SafeLoader):
+        for event in yaml.parse(text, Loader=loader):
             if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
                 depth += 1
                 if depth > max_depth:
@@ -275,7 +279,7 @@ def check_yaml_limits(
                 depth -= 1
             elif (
                 isinstance(event, yaml.ScalarEvent)
-                and event.style is None
+                and not event.style  # plain: None from PyYAML, "" from libyaml
                 and event.tag is None
                 and len(event.value) > limit
                 and _YAML_DECIMAL_INT.fullmatch(event.value)
