@@ -107,3 +107,16 @@ def test_top_level_ids_naming_other_states_are_still_reported_on_tokenspeed(tmp_
     res = _modelopt_pair([1, 3, 5], [1, 3, 4]).run(tmp_path, tps=(1,), engines=("tokenspeed",))
     (f,) = find(res, "aux.top_level_ignored")
     assert (f.severity, f.evidence["captured"]) == ("warning", [2, 4, 5])
+
+
+def test_tokenspeed_mismatch_names_ids_that_capture_the_trained_states(tmp_path):
+    # trained on hidden states [4, 6, 8]: ids 3, 5 (+1 = capture indices 4, 6) and 8 (+1 = 9 =
+    # L + 1, the final residual, hidden state 8)
+    res = _boundary_pair("GptOssForCausalLM", "gpt_oss").run(tmp_path, tps=(1,))
+    (f,) = find(res, "aux.mismatch", engine="tokenspeed")
+    assert f.evidence["fix_ids"] == [3, 5, 8]
+    fixed = _boundary_pair("GptOssForCausalLM", "gpt_oss")
+    fixed.draft["eagle_config"]["eagle_aux_hidden_state_layer_ids"] = [3, 5, 8]
+    res = fixed.run(tmp_path / "fixed", tps=(1,), engines=("tokenspeed",))
+    assert res.resolved["tokenspeed"]["aux_layers"]["value"] == [4, 6, 8]
+    assert not find(res, "aux.mismatch") and not find(res, "aux.top_level_ignored")

@@ -171,16 +171,28 @@ def _capture_findings(
         )
     trained = trained_layers(d, L)
     if ids and trained is not None and sorted(set(trained)) != layers and not bad:
+        fix = _ids_for(trained, L)
         yield finding(
             "aux.mismatch",
             f"tokenspeed captures hidden states {layers} but the draft's format ({d.format}) writes ids for "
-            f"{trained}: if it was trained that way it drafts from the wrong layers; write the ids as layer-output "
-            "indices (tokenspeed adds 1)",
+            f"{trained}: if it was trained that way it drafts from the wrong layers; write "
+            f"eagle_config.eagle_aux_hidden_state_layer_ids {fix} (tokenspeed adds 1"
+            + (f"; id {L} + 1 is the final residual" if L in fix else "")
+            + ")",
             engine=NAME,
             source=(CAPTURE, "vLLM PR #43671", "SGLang PR #32334"),
             captured=layers,
             trained_on=trained,
+            fix_ids=fix,
         )
+
+
+def _ids_for(states: list[int], L: int) -> list[int]:
+    """The explicit ids that make tokenspeed capture hidden states ``states`` on a target of
+    ``L`` layers: id i - 1 for the residual entering layer i (capture index i = id + 1, in
+    0..L-1), id L for the last layer's output (capture index L + 1, the final residual of
+    ``BaseTransformerModel.forward``)."""
+    return [L if i == L else i - 1 for i in states]
 
 
 def _ids_not_given(run: EngineRun, ids: list[int], layers: list[int], L: int) -> Iterator[Finding]:
