@@ -2,17 +2,15 @@
 
 Nothing here is imported at run time: ``recipecli check`` reads the JSON this writes into each
 engine folder's ``data/`` (``recipecli/engines/<engine>/data/``, the file named from the engine's
-pin) and ``recipecli/data/transformers/``, and never imports torch, transformers or an engine.
-Every extractor
-parses source files with :mod:`ast` (no import of the package, no GPU).
+pin), and never imports torch, transformers or an engine. Every extractor parses source files
+with :mod:`ast` (no import of the package, no GPU).
+
+transformers' config-class fields and defaults (``recipecli/data/transformers/``) are read from
+the classes themselves, in a venv holding the pinned release: ``scripts/extract_transformers_fields.py``
+(``build_engine_data.py transformers`` says so and exits).
 
 Usage (versions are the pins, ``recipecli/engines/<engine>/pin.py``; a source of another version
 is refused with one line)::
-
-    # transformers config-class defaults (the values an engine gets for a key a config lacks),
-    # at the release an engine's pin names (Pin.transformers)
-    pip download transformers==<version> --no-deps -d /tmp/dl
-    python scripts/build_engine_data.py transformers /tmp/dl/transformers-<version>-py3-none-any.whl
 
     # vLLM registry: EAGLE3 draft architectures and the targets that implement SupportsEagle3
     pip download vllm==<pin> --no-deps -d /tmp/dl
@@ -34,7 +32,6 @@ version the engine model pins.
 from __future__ import annotations
 
 import argparse
-import ast
 import importlib
 import json
 import re
@@ -50,24 +47,6 @@ import pins  # noqa: E402  (scripts/pins.py: the paths derive from each engine's
 from recipecli.engines import engine_names  # noqa: E402  (pins puts the repo on sys.path)
 
 ROOT = pins.ROOT
-
-#: Config fields an engine model may need a default for (draft and target geometry).
-CONFIG_FIELDS = (
-    "vocab_size",
-    "hidden_size",
-    "intermediate_size",
-    "num_hidden_layers",
-    "num_attention_heads",
-    "num_key_value_heads",
-    "head_dim",
-    "max_position_embeddings",
-    "rms_norm_eps",
-    "tie_word_embeddings",
-    "attention_bias",
-    "mlp_bias",
-    "hidden_act",
-)
-
 
 # --------------------------------------------------------------------------- sources
 
@@ -107,88 +86,11 @@ class Tree:
         yield from sorted(n for n in self.names() if rx.fullmatch(n))
 
 
-def _constant(node: ast.AST | None) -> object:
-    """A literal default (int, float, bool, str, None), else a marker that it is not literal."""
-    if node is None:
-        return None
-    try:
-        return ast.literal_eval(node)
-    except ValueError:
-        return _NOT_LITERAL
-
-
-_NOT_LITERAL = object()
-
-
-# --------------------------------------------------------------------------- transformers
-
-
-def transformers_defaults(tree: Tree) -> dict[str, object]:
-    """``model_type`` -> {field: default} for every transformers config class.
-
-    transformers 5 declares config fields as annotated class attributes (``hidden_size: int =
-    4096``) and fills ``head_dim`` / ``num_key_value_heads`` in ``__post_init__`` when they are
-    None (``configuration_llama.py`` ``LlamaConfig.__post_init__``); both derivations are recorded
-    as ``derived``.
-    """
-    version = None
-    models: dict[str, dict[str, object]] = {}
-    for name in tree.names():
-        if name.endswith("dist-info/METADATA"):
-            m = re.search(r"^Version: (\S+)", tree.read(name), re.M)
-            version = m.group(1) if m else None
-    for name in tree.glob(r"transformers/models/[^/]+/configuration_[^/]+\.py"):
-        mod = ast.parse(tree.read(name))
-        for cls in (n for n in mod.body if isinstance(n, ast.ClassDef)):
-            model_type = None
-            fields: dict[str, object] = {}
-            derived: dict[str, str] = {}
-            not_null: list[str] = []
-            strict = any("strict" in ast.unparse(dec) for dec in cls.decorator_list)
-            for stmt in cls.body:
-                if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
-                    tgt = stmt.targets[0]
-                    if isinstance(tgt, ast.Name) and tgt.id == "model_type":
-                        model_type = _constant(stmt.value)
-                elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
-                    key = stmt.target.id
-                    if key in CONFIG_FIELDS:
-                        value = _constant(stmt.value)
-                        if value is not _NOT_LITERAL:
-                            fields[key] = value
-                        if "None" not in ast.unparse(stmt.annotation):
-                            not_null.append(key)
-                elif isinstance(stmt, ast.FunctionDef) and stmt.name == "validate_architecture":
-                    if "self.hidden_size % self.num_attention_heads" in ast.unparse(stmt):
-                        derived["hidden_size % num_attention_heads"] = "must be 0 (ValueError)"
-                elif isinstance(stmt, ast.FunctionDef) and stmt.name == "__post_init__":
-                    src = ast.unparse(stmt)
-                    if re.search(
-                        r"self\.head_dim = self\.hidden_size // self\.num_attention_heads", src
-                    ):
-                        derived["head_dim"] = "hidden_size // num_attention_heads"
-                    if re.search(r"self\.num_key_value_heads = self\.num_attention_heads", src):
-                        derived["num_key_value_heads"] = "num_attention_heads"
-            if isinstance(model_type, str) and fields:
-                models[model_type] = {"class": cls.name, "defaults": fields, "derived": derived}
-                if strict and not_null:
-                    # @strict (huggingface_hub.dataclasses) refuses None for a non-Optional field
-                    models[model_type]["not_null"] = sorted(not_null)
-    return {"package": "transformers", "version": version, "models": dict(sorted(models.items()))}
-
-
 # --------------------------------------------------------------------------- writing
 
 
-def write(path: Path, data: dict[str, object], *, compact: bool = False) -> Path:
+def write(path: Path, data: dict[str, object]) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
-    if compact:  # one line per model: small, and a diff still shows which model changed
-        body = ",\n".join(f"{json.dumps(k)}: {json.dumps(v)}" for k, v in data["models"].items())
-        head = {k: v for k, v in data.items() if k != "models"}
-        text = json.dumps(head)[:-1] + ', "models": {\n' + body + "\n}}\n"
-        json.loads(text)
-        path.write_text(text)
-        return path
     path.write_text(json.dumps(data, indent=1, sort_keys=False) + "\n")
     return path
 
@@ -199,16 +101,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("source", type=Path, help="wheel, folder or git directory")
     ap.add_argument("--commit", default=None, help="git commit (a git directory's source)")
     args = ap.parse_args(argv)
-    tree = Tree(args.source, args.commit)
     if args.what == "transformers":
-        data = transformers_defaults(tree)
-        name = f"transformers-{data['version']}-defaults.json"
-        path = write(pins.TRANSFORMERS_DIR / name, data, compact=True)
-    else:
-        # scripts/engine_data_<engine>.py: extract(source, tree) -> the engine's data
-        data = importlib.import_module(f"engine_data_{args.what}").extract(args.source, tree)
-        pins.check_version(args.what, str(data.get("version") or data.get("commit")))
-        path = write(pins.data_path(args.what), data)
+        print(
+            "transformers' config classes are read from the classes themselves: in a venv with "
+            "the pinned release, run scripts/extract_transformers_fields.py",
+            file=sys.stderr,
+        )
+        return 2
+    tree = Tree(args.source, args.commit)
+    # scripts/engine_data_<engine>.py: extract(source, tree) -> the engine's data
+    data = importlib.import_module(f"engine_data_{args.what}").extract(args.source, tree)
+    pins.check_version(args.what, str(data.get("version") or data.get("commit")))
+    path = write(pins.data_path(args.what), data)
     print(f"wrote {path.relative_to(ROOT)}", file=sys.stderr)
     return 0
 
