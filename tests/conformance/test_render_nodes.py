@@ -68,3 +68,43 @@ def test_every_rank_parses_with_its_multi_node_flags(nodes: int, gpus: int, sets
         assert ns["data_parallel_size"] == (4 if "data_parallel_size=4" in sets else 1)
         specs.append(ns["speculative_config"])
     assert all(s == specs[0] for s in specs) and specs[0]["method"] == "eagle3"
+
+
+RAY_LAYOUTS = [(2, 4, 8), (4, 2, 8), (4, 4, 16)]
+
+
+@pytest.mark.parametrize(("nodes", "gpus", "tp"), RAY_LAYOUTS)
+def test_the_ray_serve_command_parses_without_the_native_multi_node_flags(
+    nodes: int, gpus: int, tp: int
+) -> None:
+    # --backend ray: the one serve command on the Ray head; vLLM's namespace has the Ray
+    # executor, nnodes/node_rank at their defaults (ParallelConfig.__post_init__ refuses
+    # nnodes > 1 with Ray), no headless, and TP x PP = the cluster's GPUs (ParallelConfig
+    # world_size "is TPxPP"). ParallelConfig itself is not built: its validator imports ray,
+    # which the pinned CPU environment does not install.
+    cmd = [sys.executable, "-m", "recipecli", "render", "gpt-oss-120b-eagle3", "--engine",
+           "vllm", "--nodes", str(nodes), "--gpus-per-node", str(gpus), "--head-addr", HEAD,
+           "--ifname", "eth0", "--backend", "ray", "--set", f"tensor_parallel_size={tp}",
+           "--format", "argv-json"]  # fmt: skip
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO)
+    assert proc.returncode == 0, proc.stderr
+    head, *workers = json.loads(proc.stdout)["nodes"]
+    argv = head["argv"]
+    got = vllm_cli.parse(argv)
+    REPORT["parser"].append(
+        {
+            "id": f"nodes-ray-{nodes}x{gpus}-rank0",
+            "argv": argv,
+            "accepted": got["accepted"],
+            "error": got["error"],
+        }  # fmt: skip
+    )
+    assert got["accepted"], f"vLLM rejected the Ray head's serve command: {got['error']}"
+    ns = got["namespace"]
+    assert not vllm_cli.flag_dests_missing(argv, ns)
+    assert ns["distributed_executor_backend"] == "ray"
+    assert (ns["nnodes"], ns["node_rank"], ns["headless"]) == (1, 0, False)
+    assert ns["tensor_parallel_size"] * ns["pipeline_parallel_size"] == nodes * gpus
+    assert ns["speculative_config"]["method"] == "eagle3"
+    # the other nodes run no vLLM command of their own: they join the Ray cluster
+    assert all(w["argv"][:2] == ["ray", "start"] for w in workers)
