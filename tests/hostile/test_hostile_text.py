@@ -5,6 +5,7 @@ exactly in ``argv-json``, and flagged by ``lint`` (``recipe.invisible_char``).""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 
 import pytest
@@ -101,3 +102,38 @@ def test_lint_flags_each_value(bidi, capsys):
     assert "U+202E RIGHT-TO-LEFT OVERRIDE" in messages and "U+200B ZERO WIDTH SPACE" in messages
     assert "\u202e" not in messages
     assert found[0]["source"].startswith("bidi.yaml:14")  # the draft: line
+
+
+# -------------------------------------------------- finding messages in check and lint text
+
+
+def test_check_text_escapes_a_config_value_in_messages(scratch, capsys):
+    # the target's architecture, with U+202E: the header and target.unregistered's message
+    cfg = json.loads((scratch / "target" / "config.json").read_text())
+    cfg["architectures"] = ["Llama\u202eForCausalLM"]
+    (scratch / "t2").mkdir()
+    (scratch / "t2" / "config.json").write_text(json.dumps(cfg))
+    code, out, _ = _out(capsys, "check", "t2", "draft", "--kernel", "skip")
+    assert code == 1 and "\u202e" not in out
+    assert out.splitlines()[0].startswith("target  t2: Llama\\u202eForCausalLM")
+    line = next(li for li in out.splitlines() if "target.unregistered" in li)
+    assert "'Llama\\u202eForCausalLM'" in line
+    code, doc, _ = _out(capsys, "check", "t2", "draft", "--kernel", "skip", "--json")
+    assert "Llama\u202eForCausalLM" in json.loads(doc)["target"]["architecture"]  # JSON: as is
+
+
+def test_check_text_escapes_a_zero_width_draft_source(scratch, capsys):
+    os.rename(scratch / "draft", scratch / "dra\u200bft")
+    code, out, _ = _out(capsys, "check", "target", "dra\u200bft", "--kernel", "skip")
+    assert code == 1 and "\u200b" not in out
+    assert "draft   dra\\u200bft: format A" in out
+
+
+def test_lint_text_escapes_a_key_in_a_schema_message(scratch, capsys):
+    text = (scratch / "my.yaml").read_text()
+    text = text.replace("      host: 0.0.0.0", "      host: 0.0.0.0\n      bogus-fl\u2066ag: 1")
+    (scratch / "key.yaml").write_text(text)
+    code, out, _ = _out(capsys, "lint", "key.yaml")
+    assert code == 1 and "\u2066" not in out
+    line = next(li for li in out.splitlines() if "recipe.schema" in li)
+    assert "engines.tokenspeed.args.bogus-fl\\u2066ag" in line, line
