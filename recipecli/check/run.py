@@ -5,19 +5,27 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from recipecli.check.rules import RULES, _doc
 from recipecli.checkpoint.model import Checkpoint
 from recipecli.codes import finding
-from recipecli.draft import TRAINED_CONVENTION, DraftModel, canonical_draft
+from recipecli.draft import DraftModel, StatedConvention, canonical_draft, ids_convention
 from recipecli.engines import ENGINES, engine_model
 from recipecli.engines.base import EngineModel, PairContext
 from recipecli.engines.common import (
     SharingRow,
 )
-from recipecli.engines.layout import Layout, LayoutDict, LayoutRequest, expand, layout_rules
+from recipecli.engines.layout import (
+    Layout,
+    LayoutDict,
+    LayoutRequest,
+    LayoutSharing,
+    expand,
+    layout_rules,
+    layout_sharing,
+)
 from recipecli.findings import Finding, has_errors
 from recipecli.target import TargetModel, target_model
 
@@ -48,6 +56,9 @@ class CheckResult:
     layouts: tuple[Layout, ...] | None = None
     #: the findings a layout causes, each with its layout (``layout.unfit`` ones included)
     layout_findings: tuple[tuple[Layout, Finding], ...] = ()
+    #: the embedding/head sharing per layout checked (engine, then layout order; empty without
+    #: a layout option): in the JSON, ``embed_sharing`` rows carrying a ``layout``
+    layout_sharing: tuple[LayoutSharing, ...] = ()
     #: engine -> its accounting (``recipecli.engines.accounting.Accounting``), only with
     #: ``explain`` (``check --explain``); ``engines.<engine>.accounting`` in the JSON
     accounting: Mapping[str, Any] = field(default_factory=dict)
@@ -108,7 +119,8 @@ class CheckResult:
             "draft": {"source": self.draft_source, **self.draft.to_dict()},
             "engines": {e: self._engine_dict(e) for e in self.engines},
             "findings": self._findings_dicts(),
-            "embed_sharing": [r.to_dict() for r in self.embed_sharing],
+            "embed_sharing": [r.to_dict() for r in self.embed_sharing]
+            + [r.to_dict() for r in self.layout_sharing],
             "resolved": {e: dict(v) for e, v in self.resolved.items()},
             "engine_versions": {e: dict(v) for e, v in self.engine_versions.items()},
             "ok": self.ok(strict),
@@ -128,6 +140,7 @@ def run_check(
     method: str | None = None,  # None: the EAGLE3 check as before (issue #27)
     num_speculative_tokens: int | None = None,
     explain: bool = False,
+    aux_id_convention: StatedConvention | None = None,
 ) -> CheckResult:
     """Run the checkpoint rules and every requested engine model on a target/draft pair.
 
@@ -141,6 +154,9 @@ def run_check(
         layouts: the layout options (:class:`LayoutRequest`); None = TP only, as before.
         explain: keep each engine's accounting (``CheckResult.accounting``, ``check --explain``).
         method, num_speculative_tokens: see :func:`recipecli.engines.methods.run_methods`.
+        aux_id_convention: the convention the draft's aux ids are written in, as the user states
+            it (``check --aux-id-convention``; ``DraftModel.stated_convention``), read by the aux
+            findings before the format's; None = the format's (docs/check.md#aux-layer-conventions).
 
     Returns:
         :class:`CheckResult`, with each engine model's resolved values in ``resolved``.
@@ -148,7 +164,10 @@ def run_check(
     Raises:
         UsageError: an unknown engine name.
     """
-    ctx = PairContext(target_ck, draft_ck, target_model(target_ck), canonical_draft(draft_ck),
+    draft = canonical_draft(draft_ck)
+    if aux_id_convention is not None:
+        draft = replace(draft, stated_convention=aux_id_convention)
+    ctx = PairContext(target_ck, draft_ck, target_model(target_ck), draft,
                       tuple(tps), draft_tp, max_model_len)  # fmt: skip
     models = [engine_model(e) for e in engines]
     findings = _rule_findings(ctx)
@@ -172,7 +191,7 @@ def run_check(
         ctx.tps,
         resolved,
         {m.name: m.version_info() for m in models},
-        *_layout_run(ctx, engines, layouts),
+        *_layout_run(ctx, engines, layouts, rows),
         accounting,
     )
 
@@ -197,13 +216,16 @@ def _method_run(
 
 
 def _layout_run(
-    ctx: PairContext, engines: Sequence[str], req: LayoutRequest | None
-) -> tuple[tuple[Layout, ...] | None, tuple[tuple[Layout, Finding], ...]]:
-    """The layouts of ``req`` that fit, and every layout finding: one ``layout.unfit`` per
-    layout too large for the GPUs given, then each engine's rules on each fitting layout (only
-    for an EAGLE3 draft). (None, ()) without ``req``."""
+    ctx: PairContext, engines: Sequence[str], req: LayoutRequest | None, rows: Sequence[SharingRow]
+) -> tuple[
+    tuple[Layout, ...] | None, tuple[tuple[Layout, Finding], ...], tuple[LayoutSharing, ...]
+]:
+    """The layouts of ``req`` that fit, every layout finding (one ``layout.unfit`` per layout
+    too large for the GPUs given, then each engine's rules on each fitting layout, only for an
+    EAGLE3 draft) and the sharing per layout (:func:`_layout_sharing`, from the TP ``rows``).
+    (None, (), ()) without ``req``."""
     if req is None:
-        return None, ()
+        return None, (), ()
     fit, unfit = expand(ctx.tps, req)
     out: list[tuple[Layout, Finding]] = [
         (
@@ -222,7 +244,21 @@ def _layout_run(
         for e in engines:
             rules = layout_rules(e)
             out += [(lay, f) for lay in fit for f in rules(ctx, lay)]
-    return tuple(fit), tuple(out)
+    return tuple(fit), tuple(out), _layout_sharing(ctx, engines, fit, rows)
+
+
+def _layout_sharing(
+    ctx: PairContext, engines: Sequence[str], fit: Sequence[Layout], rows: Sequence[SharingRow]
+) -> tuple[LayoutSharing, ...]:
+    """Each engine's sharing at each layout of ``fit`` (its layout module's ``SHARING`` on its
+    TP row at the layout's TP size); none for an engine without a TP row there (its model
+    stopped before the sharing step)."""
+    out: list[LayoutSharing] = []
+    for e in engines:
+        rule = layout_sharing(e)
+        by_tp = {r.tp: r for r in rows if r.engine == e}
+        out += [rule(ctx, lay, by_tp[lay.tp]) for lay in fit if rule and lay.tp in by_tp]
+    return tuple(out)
 
 
 #: errors first, then warnings, then info
@@ -300,22 +336,26 @@ def _resolved_entry(value: Any, origin: str, written: Any) -> dict[str, Any]:
 
 
 def _aux_summary(ctx: PairContext, resolved: Mapping[str, Mapping[str, Any]]) -> list[Finding]:
-    """``aux.convention`` (info): the ids as written, what each engine captures, what the format's
-    convention says the draft was trained on. Engines that differ report ``aux.mismatch``."""
+    """``aux.convention`` (info): the ids as written, what each engine captures, what the ids'
+    convention says the draft was trained on (the one stated with ``check --aux-id-convention``,
+    else boundary ids when a layer-output list reaches L, else the format's), and why that
+    convention. Engines that differ report ``aux.mismatch``."""
     from recipecli.engines.common import trained_layers
 
-    d = ctx.draft
-    if d.aux_ids is None or ctx.target.L is None:
+    d, L = ctx.draft, ctx.target.L
+    if d.aux_ids is None or L is None:
         return []
     per_engine = {
         e: list(r["aux_layers"]["value"]) for e, r in resolved.items() if "aux_layers" in r
     }
-    trained = trained_layers(d)
-    conv = TRAINED_CONVENTION.get(d.format or "", "unknown")
+    trained = trained_layers(d, L)
+    conv, reason = ids_convention(d.format, d.aux_ids, L, d.stated_convention)
+    named = d.stated_convention or ("boundary" if reason == "boundary" else conv) or "unknown"
     detail = "; ".join(f"{e} captures hidden_states{lay}" for e, lay in per_engine.items())
     msg = f"explicit aux ids {list(d.aux_ids)} ({d.aux_ids_where}): {detail}"
+    msg += "; " + _why_convention(d.format, named, reason, L)
     if trained is not None:
-        msg += f"; format {d.format} writes {conv} ids, i.e. trained on hidden_states{trained}"
+        msg += f", i.e. trained on hidden_states{trained}"
     differs = [
         e for e, lay in per_engine.items() if trained is not None and lay != sorted(set(trained))
     ]
@@ -327,10 +367,30 @@ def _aux_summary(ctx: PairContext, resolved: Mapping[str, Mapping[str, Any]]) ->
             ids=list(d.aux_ids),
             captured=per_engine,
             trained_on=trained,
-            convention=conv,
+            convention=named,
+            convention_reason=reason,
             differs=differs,
         )
     ]
+
+
+def _why_convention(fmt: str | None, named: str, reason: str, L: int) -> str:
+    """The clause of ``aux.convention`` that names the ids' convention ``named`` and its
+    ``reason`` (``stated``, ``boundary`` or ``format``; ``L``: the target's layer count)."""
+    if reason == "stated":
+        return f"stated --aux-id-convention {named}"
+    if reason == "boundary":
+        return (
+            f"format {fmt} writes layer-output ids, but the largest equals the target's {L} layers: "
+            "boundary ids (0 = embedding output, L = last layer's output), hidden-state indices"
+        )
+    if named == "unknown":
+        return (
+            f"format {fmt} does not say which convention its ids are written in, so the states it "
+            "was trained on cannot be known: state it with check --aux-id-convention "
+            "layer-output|hidden-state|boundary"
+        )
+    return f"format {fmt} writes {named} ids"
 
 
 def kernel_findings(draft_ck: Checkpoint, mode: str, engines: Sequence[str]) -> list[Finding]:

@@ -179,6 +179,7 @@ def format_result(
     lines += _layout_matrix(res, color, width)
     lines += _finding_lines(res, color, width)
     lines += _sharing_table(res, width)
+    lines += _layout_sharing_table(res, width)
     lines += accounting_lines(res)
     if verdict:
         lines += ["", *verdict_line([res], strict=strict, color=color, width=width)]
@@ -308,6 +309,35 @@ def _sharing_table(res: CheckResult, width: int | None) -> list[str]:
             for i, cols in enumerate(_SHARING_SPLIT):
                 lines += ([""] if i else []) + _table(table, cols)
     return lines + _sharing_missing(res, bool(lines))
+
+
+def _layout_sharing_table(res: CheckResult, width: int | None) -> list[str]:
+    """With a layout option: the sharing per layout (the draft's PP stage and ranks, the embed
+    and head verdicts there, whether the TP row's sharing holds), then each row's note."""
+    from recipecli.engines.layout import rank_text
+    from recipecli.output import wrap_line
+
+    if not res.layout_sharing:
+        return []
+    holds = {True: "yes", False: "NO", None: "?"}
+    table = [("engine", "layout", "stage", "draft ranks", "embed", "head", "holds")] + [
+        (
+            s.row.engine,
+            s.layout.label(),
+            "-" if s.stage is None else str(s.stage),
+            rank_text(s.ranks),
+            s.embed,
+            s.head,
+            holds[s.holds],
+        )
+        for s in res.layout_sharing
+    ]
+    lines = ["", "embedding / head sharing per layout (the draft's ranks):"]
+    lines += _table(table, range(7))
+    for s in res.layout_sharing:
+        if s.note:
+            lines += wrap_line(f"  {s.row.engine} {s.layout.label()}: {s.note}", width)
+    return lines
 
 
 def _sharing_missing(res: CheckResult, shown: bool) -> list[str]:

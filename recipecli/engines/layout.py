@@ -15,7 +15,7 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypedDict
 
 if TYPE_CHECKING:
-    from recipecli.engines.base import PairContext, Source
+    from recipecli.engines.base import PairContext, SharingRow, Source
     from recipecli.findings import Finding
 
 #: a prefill/decode disaggregation role; ``both`` = an aggregate (non-PD) server
@@ -194,6 +194,95 @@ def layout_refusals(engine: str) -> LayoutRefusals:
 
     refusals: LayoutRefusals = import_module(engine_spec(engine).layout_rules).REFUSALS
     return refusals
+
+
+@dataclass(frozen=True)
+class LayoutSharing:
+    """The embedding/head sharing of one engine at one layout: the draft's ranks there and
+    whether the sharing of its TP row (``check``'s per-TP sharing table) still holds on them.
+
+    Attributes:
+        layout: the layout.
+        row: the engine's TP row at ``layout.tp`` (per-rank shapes [rows, H] and bytes).
+        stage: the PP stage (0-based) the draft runs on; None when the engine refuses the layout.
+        ranks: the draft's global ranks, one list per group the engine runs it in (a DP replica,
+            or the one TP group SGLang's DP attention splits); None when refused.
+        embed, head: the embedding and head verdicts on those ranks (``SharingRow``'s words, or
+            ``refused``).
+        holds: True when the TP row's sharing holds there, False when the layout breaks it,
+            None when the engine refuses the layout or the pinned code leaves it open.
+        note: what the engine does there, in words.
+    """
+
+    layout: Layout
+    row: SharingRow
+    stage: int | None
+    ranks: list[list[int]] | None
+    embed: str
+    head: str
+    holds: bool | None
+    note: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """The row as ``check --json`` writes it in ``embed_sharing``: the TP row's keys (its
+        verdicts replaced by the layout's), then ``layout``, ``stage``, ``draft_ranks`` and
+        ``holds``."""
+        return {
+            **self.row.to_dict(),
+            "verdict": self.embed,
+            "head_verdict": self.head,
+            "note": self.note,
+            "layout": dict(self.layout.to_dict()),
+            "stage": self.stage,
+            "draft_ranks": self.ranks,
+            "holds": self.holds,
+        }
+
+
+#: what ``recipecli/engines/<engine>/layout.py`` provides as ``SHARING``: the sharing at a
+#: layout from the engine's TP row at that layout's TP size
+LayoutSharingRule = Callable[["PairContext", Layout, "SharingRow"], LayoutSharing]
+
+
+def layout_sharing(engine: str) -> LayoutSharingRule | None:
+    """The ``SHARING`` of ``engine``'s layout module, None when it has none (a plug-in engine).
+
+    Raises:
+        UsageError: an unknown engine name.
+    """
+    from recipecli.engines import engine_spec
+
+    rule: LayoutSharingRule | None = getattr(
+        import_module(engine_spec(engine).layout_rules), "SHARING", None
+    )
+    return rule
+
+
+def kept(
+    lay: Layout,
+    row: SharingRow,
+    stage: int | None,
+    ranks: list[list[int]] | None,
+    holds: bool | None,
+    note: str,
+) -> LayoutSharing:
+    """A :class:`LayoutSharing` with the TP row's verdicts (``refused`` both when ``stage`` is
+    None: the engine does not start the layout)."""
+    if stage is None:
+        return LayoutSharing(lay, row, None, None, "refused", "refused", None, note)
+    return LayoutSharing(lay, row, stage, ranks, row.verdict, row.head_verdict, holds, note)
+
+
+def rank_text(ranks: Sequence[Sequence[int]] | None) -> str:
+    """Ranks as ``check`` prints them: each group a range when contiguous (``8-15``), groups
+    joined by ``; `` (``-`` for None)."""
+    if not ranks:
+        return "-"
+    out = []
+    for g in ranks:
+        contiguous = list(g) == list(range(g[0], g[0] + len(g)))
+        out.append(f"{g[0]}-{g[-1]}" if contiguous and len(g) > 1 else ",".join(map(str, g)))
+    return "; ".join(out)
 
 
 #: text-config keys holding a MoE target's routed-expert count, as the HF config classes name

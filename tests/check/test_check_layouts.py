@@ -306,3 +306,104 @@ def test_corpus_case(case):
     (row,) = [r for r in res.layout_rows(case["engine"]) if r["pp"] == lay.pp]
     errors = [f.code for f in mine if f.severity == "error"]
     assert row["codes"][: len(errors)] == errors
+
+
+# ------------------------------------------------ sharing per layout (issue #25, the sharing table)
+
+
+def _layout_rows(doc: dict) -> list[dict]:
+    return [r for r in doc["embed_sharing"] if "layout" in r]
+
+
+def test_sharing_rows_unchanged_without_layout_options(capsys):
+    _, plain = _json(capsys, "--engine", "vllm", "--tp", "4")
+    assert not _layout_rows(plain)
+    _, out = _run(capsys, *EXAMPLE, "--engine", "vllm", "--tp", "4")
+    assert "sharing per layout" not in out
+
+
+def test_vllm_sharing_on_the_last_stage_of_each_replica(capsys):
+    # vLLM ranks are DP x PP x TP (parallel_state.py initialize_model_parallel): at TP 4 x PP 2
+    # x DP 2, replica d's last stage holds ranks d*8 + 4 .. d*8 + 7. LlamaModel.__init__ builds
+    # the embedding there for EAGLE3 (spec_decode_needs_target_embed) and LlamaForCausalLM its
+    # lm_head: the TP-4 row (the draft ships no embed_tokens: share; it ships lm_head: own) holds
+    _, plain = _json(capsys, "--engine", "vllm", "--tp", "4")
+    _, doc = _json(capsys, "--engine", "vllm", "--tp", "4", "--pp", "2", "--dp", "2")
+    (tp_row,) = plain["embed_sharing"]
+    assert [r for r in doc["embed_sharing"] if "layout" not in r] == [tp_row]
+    (row,) = _layout_rows(doc)
+    assert row["layout"] == {
+        "tp": 4,
+        "pp": 2,
+        "dp": 2,
+        "dp_attention": False,
+        "ep": False,
+        "role": "both",
+    }
+    assert (row["stage"], row["draft_ranks"], row["holds"]) == (
+        1,
+        [[4, 5, 6, 7], [12, 13, 14, 15]],
+        True,
+    )
+    assert (row["verdict"], row["head_verdict"]) == ("share", "own")
+    # the per-rank shapes stay the TP row's: 128256 rows padded to 64 / 4 = 32064
+    assert row["target_shape"] == tp_row["target_shape"] == [32064, 4096]
+
+
+def test_sharing_text_table(capsys):
+    _, out = _run(capsys, *EXAMPLE, "--engine", "vllm", "--tp", "4", "--pp", "1,2")
+    lines = out.splitlines()
+    i = lines.index("embedding / head sharing per layout (the draft's ranks):")
+    assert lines[i + 1].split() == ["engine", "layout", "stage", "draft", "ranks", "embed",
+                                    "head", "holds"]  # fmt: skip
+    assert lines[i + 2].split() == ["vllm", "TP", "4", "PP", "1", "DP", "1", "0", "0-3",
+                                    "share", "own", "yes"]  # fmt: skip
+    assert lines[i + 3].split() == ["vllm", "TP", "4", "PP", "2", "DP", "1", "1", "4-7",
+                                    "share", "own", "yes"]  # fmt: skip
+
+
+def _sharing_at(pair: str, engine: str, lay) -> dict:
+    from recipecli.check.run import run_check
+    from recipecli.engines.layout import LayoutRequest
+
+    p = CORPUS["pairs"][pair]
+    req = LayoutRequest((lay.pp,), lay.dp, lay.dp_attention, lay.ep, lay.role)
+    res = run_check(_open(p, "target"), _open(p, "draft"), engines=(engine,), tps=(lay.tp,),
+                    layouts=req)  # fmt: skip
+    (row,) = [s.to_dict() for s in res.layout_sharing]
+    return row
+
+
+def test_vllm_sharing_refused_where_pp_is_refused():
+    # Qwen3MoeModel lacks supports_aux_hidden_states_over_pp: Model Runner V2 refuses EAGLE3 at
+    # PP 2 (eagle3_utils.py verify_supports_aux_hidden_states_over_pp), nothing is shared
+    from recipecli.engines.layout import Layout
+
+    row = _sharing_at("qwen30b", "vllm", Layout(4, 2))
+    assert (row["verdict"], row["stage"], row["draft_ranks"], row["holds"]) == (
+        "refused",
+        None,
+        None,
+        None,
+    )
+
+
+def test_dp_attention_sharing_sglang_and_tokenspeed():
+    # SGLang DP attention splits the one TP group of 8 (runtime_context.py derive_attn_tp_size):
+    # the draft runs on ranks 0-7; whether the target's embedding splits like the draft's is
+    # per target class (not modelled: holds None). tokenspeed's attention DP runs two attention-
+    # TP groups of 8 (mapping.py: DP stride TP): ranks 0-7 and 8-15, the TP row holds on each
+    from recipecli.engines.layout import Layout
+
+    lay = Layout(8, 1, 2, dp_attention=True)
+    s = _sharing_at("gptoss", "sglang", lay)
+    assert (s["stage"], s["draft_ranks"], s["holds"]) == (0, [list(range(8))], None)
+    t = _sharing_at("gptoss", "tokenspeed", lay)
+    assert (t["stage"], t["draft_ranks"], t["holds"]) == (
+        0,
+        [list(range(8)), list(range(8, 16))],
+        True,
+    )
+    # SGLang refuses EAGLE3 at PP 2: nothing shared there
+    r = _sharing_at("gptoss", "sglang", Layout(8, 2))
+    assert (r["verdict"], r["head_verdict"], r["holds"]) == ("refused", "refused", None)

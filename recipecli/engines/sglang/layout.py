@@ -16,8 +16,15 @@ from collections.abc import Mapping
 from typing import Any, TypedDict, cast
 
 from recipecli.codes import finding
-from recipecli.engines.base import PairContext, engine_data
-from recipecli.engines.layout import Layout, LayoutRuleDoc, experts_per_rank, routed_experts
+from recipecli.engines.base import PairContext, SharingRow, engine_data
+from recipecli.engines.layout import (
+    Layout,
+    LayoutRuleDoc,
+    LayoutSharing,
+    experts_per_rank,
+    kept,
+    routed_experts,
+)
 from recipecli.engines.sglang.sources import NAME, src
 from recipecli.engines.sglang.spec import SPEC
 from recipecli.findings import Finding
@@ -218,8 +225,43 @@ def layout_findings(ctx: PairContext, lay: Layout) -> list[Finding]:
     return out + _dp_attention(lay) + _experts(ctx, lay) + _pd_role(lay)
 
 
+#: without DP attention each DP replica is its own TP group on the next tp x pp GPUs
+DP_REPLICAS = src("managers/data_parallel_controller.py", "launch_dp_schedulers")
+#: the EAGLE3 draft's embedding splits over the whole TP group (no use_attn_tp_group) ...
+DRAFT_EMBED = src("models/llama_eagle3.py", "LlamaModel.__init__")
+#: ... and ``VocabParallelEmbedding`` takes the attention-TP group only when asked
+#: (``use_attn_tp_group``), which some targets set from ``is_dp_attention_enabled()``
+EMBED_GROUP = src("layers/vocab_parallel_embedding.py", "VocabParallelEmbedding.__init__")
+
+
+def layout_sharing(ctx: PairContext, lay: Layout, row: SharingRow) -> LayoutSharing:
+    """The draft's embedding/head sharing at ``lay`` from the TP row ``row``. PP > 1 is refused
+    for EAGLE3 (stage None). Without DP attention each DP replica is a TP group of its own
+    (``launch_dp_schedulers``: the next TP x PP GPUs), where the TP row holds. With DP
+    attention the DP ranks split the one TP group and the draft runs on all of its ranks; the
+    draft's embedding still splits over the whole TP group (``llama_eagle3.py``), but a target
+    may build its own over the attention-TP group (TP / DP) or replicated under DP attention,
+    per model class: not modelled yet, so ``holds`` is None there."""
+    if lay.pp > 1:
+        return kept(lay, row, None, None, None, "SGLang refuses EAGLE3 here (layout.pp_refused)")
+    tp = lay.tp
+    if lay.dp_attention and lay.dp > 1:
+        if tp % lay.dp:
+            return kept(lay, row, None, None, None, "refused (layout.dp_indivisible)")
+        note = (
+            f"DP attention: the draft's embedding splits over the whole TP group ({tp}); the "
+            f"target's may split over the attention-TP group ({tp // lay.dp}) or be replicated "
+            "under DP attention, depending on its model class: not modelled yet"
+        )
+        return kept(lay, row, 0, [list(range(tp))], None, note)
+    ranks = [[d * tp + r for r in range(tp)] for d in range(lay.dp)]
+    note = "each DP replica is a TP group holding its own copy" if lay.dp > 1 else ""
+    return kept(lay, row, 0, ranks, True, note)
+
+
 RULES = layout_findings
 REFUSALS = refusals
+SHARING = layout_sharing
 
 #: the rules above as SGLang's engine page lists them
 DOC_RULES: tuple[LayoutRuleDoc, ...] = (

@@ -12,8 +12,8 @@ from collections.abc import Mapping
 from typing import Any, cast
 
 from recipecli.codes import finding
-from recipecli.engines.base import PairContext, engine_data
-from recipecli.engines.layout import Layout, LayoutRuleDoc, routed_experts
+from recipecli.engines.base import PairContext, SharingRow, engine_data
+from recipecli.engines.layout import Layout, LayoutRuleDoc, LayoutSharing, kept, routed_experts
 from recipecli.engines.tokenspeed.sources import NAME, src
 from recipecli.engines.tokenspeed.spec import SPEC
 from recipecli.findings import Finding
@@ -94,8 +94,35 @@ def layout_findings(ctx: PairContext, lay: Layout) -> list[Finding]:
     return refusals(lay) + _experts(ctx, lay)
 
 
+#: attention ranks: TP stride 1, DP stride TP x CP (``AttentionLayerMapping.dp_rank``)
+ATTN_RANKS = src("distributed/mapping.py", "AttentionLayerMapping.dp_rank / dp_group")
+#: the target's embedding (``resolve_embed``) and the draft's embedding and head all split
+#: over ``mapping.attn``'s TP group
+TARGET_EMBED = src("models/base/transformer_model.py", "BaseTransformerModel.resolve_embed")
+
+
+def layout_sharing(ctx: PairContext, lay: Layout, row: SharingRow) -> LayoutSharing:
+    """The draft's embedding/head sharing at ``lay`` from the TP row ``row``: no PP (stage
+    None at PP > 1); its DP is attention DP, each attention-DP rank an attention-TP group of
+    ``--tp-size`` ranks (``AttentionLayerMapping``: ranks ``d * TP + r``), and the target's
+    embedding and the draft's embedding and head all split over that group, so the TP row holds
+    on every group."""
+    if lay.pp > 1:
+        return kept(lay, row, None, None, None, "tokenspeed has no PP (layout.no_pp)")
+    tp = lay.tp
+    ranks = [[d * tp + r for r in range(tp)] for d in range(lay.dp)]
+    note = (
+        "attention DP: each DP rank's attention-TP group holds the target's embedding and the "
+        "draft's, split the same way"
+        if lay.dp > 1
+        else ""
+    )
+    return kept(lay, row, 0, ranks, True, note)
+
+
 RULES = layout_findings
 REFUSALS = refusals
+SHARING = layout_sharing
 
 #: the rules above as tokenspeed's engine page lists them
 DOC_RULES: tuple[LayoutRuleDoc, ...] = (

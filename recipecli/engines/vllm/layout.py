@@ -12,8 +12,15 @@ from __future__ import annotations
 from typing import TypedDict, cast
 
 from recipecli.codes import finding
-from recipecli.engines.base import PairContext, engine_data
-from recipecli.engines.layout import Layout, LayoutRuleDoc, experts_per_rank, routed_experts
+from recipecli.engines.base import PairContext, SharingRow, engine_data
+from recipecli.engines.layout import (
+    Layout,
+    LayoutRuleDoc,
+    LayoutSharing,
+    experts_per_rank,
+    kept,
+    routed_experts,
+)
 from recipecli.engines.vllm.sources import NAME, src
 from recipecli.engines.vllm.spec import SPEC
 from recipecli.findings import Finding
@@ -183,12 +190,20 @@ def _experts(ctx: PairContext, lay: Layout) -> list[Finding]:
         return []
     per = experts_per_rank(n, size)
     msg = f"vLLM EP size {size} (TP {lay.tp} x DP {lay.dp}): {n} routed experts, "
-    msg += (
-        f"{per[0]} per rank"
-        if len(set(per)) == 1
-        else f"{max(per)} on the first {n % size} ranks and {min(per)} on the rest (uneven: "
-        "vLLM allows it)"
-    )
+    if len(set(per)) == 1:
+        msg += f"{per[0]} per rank"
+    elif min(per) == 0:  # fewer experts than EP ranks: no refusal outside EPLB
+        msg += (
+            f"one on each of the first {n} ranks and none on the other {size - n}: "
+            "determine_expert_map gives those ranks no local expert and vLLM starts (no check "
+            "of the expert count against the EP size outside EPLB); those ranks hold no expert "
+            "weights, so a smaller EP size holds the same experts on fewer GPUs"
+        )
+    else:
+        msg += (
+            f"{max(per)} on the first {n % size} ranks and {min(per)} on the rest (uneven: "
+            "vLLM allows it)"
+        )
     return [
         finding(
             "layout.experts_split",
@@ -218,8 +233,41 @@ def layout_findings(ctx: PairContext, lay: Layout) -> list[Finding]:
     return _pp_verdict(ctx, lay) + _draft_stage(ctx, lay) + out
 
 
+#: the target's lm_head is built on the last PP stage only (``PPMissingLayer`` elsewhere)
+TARGET_HEAD = src("vllm/model_executor/models/llama.py", "LlamaForCausalLM.__init__")
+
+
+def layout_sharing(ctx: PairContext, lay: Layout, row: SharingRow) -> LayoutSharing:
+    """The draft's embedding/head sharing at ``lay`` from the TP row ``row``: the draft runs on
+    the last PP stage's TP ranks of each DP replica (:func:`draft_ranks`), each replica a TP
+    group with its own copy, so the TP row's shapes hold there. Under PP the target builds its
+    lm_head on the last stage, and its embedding there too for EAGLE3 when its decoder accepts
+    aux capture over PP (``spec_decode_needs_target_embed``); a decoder without that attribute
+    is refused at start-up (stage None), one built at run time is left open (``holds`` None)."""
+    stage, ranks = lay.pp - 1, draft_ranks(lay)
+    if lay.pp == 1:
+        note = "each DP replica is a TP group holding its own copy" if lay.dp > 1 else ""
+        return kept(lay, row, stage, ranks, True, note)
+    t = _target(ctx.target.architecture) or {}
+    ok = t.get("aux_over_pp")
+    if ok is False:
+        return kept(lay, row, None, None, None, "vLLM refuses EAGLE3 here (layout.pp_refused)")
+    if ok is None:
+        note = (
+            "whether the target builds its embedding on the last stage is not known statically "
+            "(layout.pp_unknown)"
+        )
+        return kept(lay, row, stage, ranks, None, note)
+    note = (
+        "the target builds its lm_head, and for EAGLE3 its embedding, on the last stage too "
+        "(spec_decode_needs_target_embed): the sharing finds them on the draft's ranks"
+    )
+    return kept(lay, row, stage, ranks, True, note)
+
+
 RULES = layout_findings
 REFUSALS = refusals
+SHARING = layout_sharing
 
 #: the rules above as vLLM's engine page lists them
 DOC_RULES: tuple[LayoutRuleDoc, ...] = (
