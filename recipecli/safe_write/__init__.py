@@ -40,6 +40,7 @@ from recipecli.safe_write.files import (
     write_outputs,
 )
 from recipecli.safe_write.folders import (
+    BACKUP_MARKER,
     CONVERT_MARKER,
     CONVERT_MARKER_KEY,
     STAGING_MARKER,
@@ -69,6 +70,7 @@ from recipecli.safe_write.paths import (
 )
 
 __all__ = [
+    "BACKUP_MARKER",
     "CONVERT_MARKER",
     "CONVERT_MARKER_KEY",
     "PLOT",

@@ -170,11 +170,14 @@ def prepare_dir(
 
 def replace_dir(tmp: Path, out: Path, owned: list[str] | None) -> str | None:
     """Rename the finished folder ``tmp`` to ``out``; a previous ``out`` (checked by
-    :func:`prepare_dir`) is moved aside first and only its ``owned`` files are then deleted.
+    :func:`prepare_dir`) is moved aside first, into a hidden ``.OUT.old-*`` folder marked as
+    recipecli's (:data:`BACKUP_MARKER`) and locked while this runs, and only its ``owned``
+    files are then deleted. A run killed in between leaves that folder; the next convert onto
+    ``out`` finishes the job (:func:`remove_stale_staging`).
 
     Returns:
         A note when the previous folder could not be removed completely (it then stays, hidden,
-        next to ``out``), else None.
+        next to ``out``, unmarked: the user's), else None.
 
     Raises:
         OSError: a rename failed (the previous ``out`` is put back first).
@@ -182,28 +185,68 @@ def replace_dir(tmp: Path, out: Path, owned: list[str] | None) -> str | None:
     if owned is None:
         os.rename(tmp, out)
         return None
-    backup = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))
+    backup = Path(tempfile.mkdtemp(prefix=_backup_prefix(out), dir=out.parent))
+    lock = _mark(backup, BACKUP_MARKER, BACKUP_MARKER_TEXT)
     old = backup / "old"
     try:
-        os.rename(out, old)
-    except BaseException:
-        os.rmdir(backup)
-        raise
+        try:
+            os.rename(out, old)
+        except BaseException:
+            _unmark(backup, remove=True)
+            raise
+        try:
+            os.rename(tmp, out)
+        except BaseException:
+            os.rename(old, out)
+            _unmark(backup, remove=True)
+            raise
+        for name in owned:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(old / name)
+        try:
+            os.rmdir(old)
+        except OSError:
+            _unmark(backup, remove=False)
+            return f"the previous {out.name} gained files while converting; kept them in {backup}"
+        _unmark(backup, remove=True)
+        return None
+    finally:
+        os.close(lock)
+
+
+#: File in the folder :func:`replace_dir` moves the previous OUT into (``.OUT.old-XXXXXXXX``):
+#: marks it as recipecli's; locked (``flock``) while the replacing convert runs.
+BACKUP_MARKER = ".recipecli-convert-backup"
+BACKUP_MARKER_TEXT = '{"recipecli_convert_backup": 1}\n'
+
+
+def _backup_prefix(out: Path) -> str:
+    return f".{out.name}.old-"
+
+
+def _mark(folder: Path, marker: str, text: str) -> int:
+    """Lock ``folder`` (``flock``) and write ``marker`` into it; the descriptor holding the
+    lock is returned (close it when done). Raises OSError (a full disk, ...)."""
+    fd = os.open(folder, os.O_RDONLY)
     try:
-        os.rename(tmp, out)
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        made = os.open(folder / marker, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        with os.fdopen(made, "w", encoding="utf-8") as fh:
+            fh.write(text)
     except BaseException:
-        os.rename(old, out)
-        os.rmdir(backup)
+        os.close(fd)
+        with contextlib.suppress(OSError):
+            os.rmdir(folder)
         raise
-    for name in owned:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(old / name)
-    try:
-        os.rmdir(old)
+    return fd
+
+
+def _unmark(backup: Path, *, remove: bool) -> None:
+    """Delete the backup folder's marker (and, with ``remove``, the then empty folder)."""
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(backup / BACKUP_MARKER)
+    if remove:
         os.rmdir(backup)
-    except OSError:
-        return f"the previous {out.name} gained files while converting; kept them in {backup}"
-    return None
 
 
 #: File in the temporary folder a running ``convert`` writes into (``.OUT.tmp-XXXXXXXX``): marks
@@ -238,13 +281,13 @@ def mark_staging(tmp: Path) -> int:
     return fd
 
 
-def _stale(folder: Path) -> bool:
-    """Whether ``folder`` is a marked staging folder that no running process holds."""
+def _stale(folder: Path, marker: str = STAGING_MARKER, text: str = STAGING_MARKER_TEXT) -> bool:
+    """Whether ``folder`` is a folder of ours (``marker`` holding ``text``) no process holds."""
     try:
         st = os.lstat(folder)
         if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid():
             return False
-        if _read_head(folder / STAGING_MARKER, 256) != STAGING_MARKER_TEXT.encode():
+        if _read_head(folder / marker, 256) != text.encode():
             return False
         fd = os.open(folder, os.O_RDONLY | os.O_NOFOLLOW)
     except OSError:
@@ -268,31 +311,59 @@ def _ours(name: str) -> bool:
     ) or (name.endswith(".safetensors") and "/" not in name)
 
 
+def _finish_backup(folder: Path, out: Path) -> None:
+    """A killed :func:`replace_dir`'s backup ``folder``: with ``out`` in place, delete the
+    previous output in it (only the files its :data:`CONVERT_MARKER` lists); with ``out``
+    missing (killed between the two renames), put the previous output back as ``out``.
+    Raises OSError (the folder then stays)."""
+    old = folder / "old"
+    if os.path.isdir(old) and not os.path.islink(old):
+        if not os.path.lexists(out):
+            os.rename(old, out)
+        else:
+            for name in read_convert_marker(old) or []:
+                if os.path.isfile(old / name) and not os.path.islink(old / name):
+                    os.unlink(old / name)
+            os.rmdir(old)
+    _unmark(folder, remove=True)
+
+
+def _remove_stale_staging_folder(folder: Path) -> None:
+    for entry in os.scandir(folder):
+        if entry.is_file(follow_symlinks=False) and _ours(entry.name):
+            os.unlink(entry.path)
+    os.rmdir(folder)
+
+
 def remove_stale_staging(out: Path) -> list[str]:
     """Remove the temporary folders of killed ``convert`` runs onto ``out``.
 
-    Only folders next to ``out`` named ``.OUT.tmp-*``, owned by this user, holding
-    :data:`STAGING_MARKER` and locked by nobody; in them only the files ``convert`` writes
-    (shards, config.json, the index, the markers). A folder holding anything else keeps it
-    (and stays); a running convert's folder (locked) is never touched.
+    Only folders next to ``out`` named ``.OUT.tmp-*`` (a convert's output being written) or
+    ``.OUT.old-*`` (the previous OUT, moved aside by ``--force``: :func:`replace_dir`), owned
+    by this user, holding their marker (:data:`STAGING_MARKER`, :data:`BACKUP_MARKER`) and
+    locked by nobody. In a ``.tmp-`` folder only the files ``convert`` writes are deleted
+    (shards, config.json, the index, the markers); a ``.old-`` folder's previous output loses
+    only the files its own marker lists, or goes back to OUT when OUT is missing (the run was
+    killed between its two renames). A folder holding anything else keeps it (and stays); a
+    running convert's folder (locked) is never touched.
 
     Returns:
         The names of the folders removed.
     """
-    prefix = _staging_prefix(out)
+    staging, backup = _staging_prefix(out), _backup_prefix(out)
     try:
-        names = sorted(n for n in os.listdir(out.parent) if n.startswith(prefix))
+        names = sorted(n for n in os.listdir(out.parent) if n.startswith((staging, backup)))
     except OSError:
         return []
     removed = []
     for name in names:
         folder = out.parent / name
-        if not _stale(folder):
-            continue
         with contextlib.suppress(OSError):
-            for entry in os.scandir(folder):
-                if entry.is_file(follow_symlinks=False) and _ours(entry.name):
-                    os.unlink(entry.path)
-            os.rmdir(folder)
+            if name.startswith(staging) and _stale(folder):
+                _remove_stale_staging_folder(folder)
+            elif name.startswith(backup) and _stale(folder, BACKUP_MARKER, BACKUP_MARKER_TEXT):
+                _finish_backup(folder, out)
+            else:
+                continue
             removed.append(name)
     return removed
