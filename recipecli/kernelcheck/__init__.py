@@ -311,6 +311,12 @@ def kernel_findings(draft_ckpt: Any, mode: str = "auto") -> list[Finding]:
         results = run_cases(norms, tokens, device, both_paths=False)
     except (CheckpointFormatError, UsageError, MissingDependencyError) as exc:
         return _skipped(f"kernel not verified: {exc.one_line()}")
+    except Exception as exc:  # the kernel itself failed to run (e.g. another triton's interpreter)
+        first = (str(exc).splitlines() or [""])[0][:200]
+        return _skipped(
+            f"kernel not verified: it failed to run ({type(exc).__name__}: {first})",
+            error=type(exc).__name__,
+        )
     how = "ran now"
     if mode == "on":  # cpu / cuda: this check only (a device forced for a diagnosis)
         stored = cache.store(cache.cache_key(norms, device, tokens), results, norms.source)

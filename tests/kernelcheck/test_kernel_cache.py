@@ -249,3 +249,14 @@ def test_versions_are_the_installed_distributions():
             expected = None
         assert cache._version(dist) == expected
     assert cache._version("no_such_package_anywhere") is None
+
+
+def test_a_kernel_that_fails_to_run_is_a_skipped_note_not_a_traceback(draft, monkeypatch, xdg):
+    def broken(*args, **kwargs):
+        raise RuntimeError("only 0-dimensional arrays can be converted\nmore")
+
+    monkeypatch.setattr(kc, "run_cases", broken)
+    (f,) = kc.kernel_findings(str(draft), "on")
+    assert f.code == "kernel.skipped" and f.evidence["error"] == "RuntimeError"
+    assert f.message.endswith("(RuntimeError: only 0-dimensional arrays can be converted)")
+    assert not xdg.exists()  # nothing recorded
