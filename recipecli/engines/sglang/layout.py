@@ -239,9 +239,10 @@ def layout_sharing(ctx: PairContext, lay: Layout, row: SharingRow) -> LayoutShar
     for EAGLE3 (stage None). Without DP attention each DP replica is a TP group of its own
     (``launch_dp_schedulers``: the next TP x PP GPUs), where the TP row holds. With DP
     attention the DP ranks split the one TP group and the draft runs on all of its ranks; the
-    draft's embedding still splits over the whole TP group (``llama_eagle3.py``), but a target
-    may build its own over the attention-TP group (TP / DP) or replicated under DP attention,
-    per model class: not modelled yet, so ``holds`` is None there."""
+    draft's embedding still splits over the whole TP group (``llama_eagle3.py``), but some
+    targets build theirs over the attention-TP group (TP / DP) under DP attention
+    (``use_attn_tp_group=is_dp_attention_enabled()``), per model class: not modelled yet, so
+    ``holds`` is None there."""
     if lay.pp > 1:
         return kept(lay, row, None, None, None, "SGLang refuses EAGLE3 here (layout.pp_refused)")
     tp = lay.tp
@@ -250,8 +251,8 @@ def layout_sharing(ctx: PairContext, lay: Layout, row: SharingRow) -> LayoutShar
             return kept(lay, row, None, None, None, "refused (layout.dp_indivisible)")
         note = (
             f"DP attention: the draft's embedding splits over the whole TP group ({tp}); the "
-            f"target's may split over the attention-TP group ({tp // lay.dp}) or be replicated "
-            "under DP attention, depending on its model class: not modelled yet"
+            f"target's splits over it or over the attention-TP group ({tp // lay.dp}) under DP "
+            "attention, depending on its model class: not modelled yet"
         )
         return kept(lay, row, 0, [list(range(tp))], None, note)
     ranks = [[d * tp + r for r in range(tp)] for d in range(lay.dp)]
