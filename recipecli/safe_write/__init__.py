@@ -18,7 +18,8 @@ Every file or folder a command writes (``inspect --save-metadata``, ``report -o`
   itself (a file; ``convert``'s OUT and ``docs``' ``-o DIR`` folders) but never a folder above
   it, so a typo cannot scatter folders. The missing-folder message is the same for every writer
   (:func:`check_parent`).
-* **Atomic.** Data goes to a temporary file in the destination's folder, is flushed with
+* **Atomic.** Data goes to a temporary file in the destination's folder (``.NAME.recipecli-*.tmp``,
+  locked while in use: a killed run's is removed by the next write of NAME), is flushed with
   ``fsync`` and renamed over the destination (then the folder is flushed). The temporary file is
   removed on every exit path: errors, Ctrl-C (SIGINT), SIGTERM and SIGHUP
   (:func:`interrupt_on_signals` turns the latter two into ``KeyboardInterrupt``).
@@ -35,6 +36,7 @@ from recipecli.safe_write.files import (
     fsync_dir,
     interrupt_on_signals,
     prepare_file,
+    remove_stale_temp,
     write_file,
     write_files,
     write_outputs,
@@ -97,6 +99,7 @@ __all__ = [
     "prepare_file",
     "read_convert_marker",
     "remove_stale_staging",
+    "remove_stale_temp",
     "replace_dir",
     "write_file",
     "write_files",

@@ -5,6 +5,7 @@ on SIGINT, SIGTERM and SIGHUP (:func:`interrupt_on_signals`)."""
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import signal
 import stat
@@ -159,13 +160,34 @@ def current_umask() -> int:
     return mask
 
 
+#: Temporary files of a write are named ``.NAME.recipecli-XXXXXXXX.tmp`` (NAME the destination's
+#: name) and locked (``flock``) from creation until renamed or removed: a SIGKILL leaves one,
+#: and the next write of the same destination removes those of this user that nobody holds.
+TEMP_TAG = ".recipecli-"
+_HELD: dict[str, int] = {}  # temporary file -> the descriptor holding its lock
+
+
+def _temp_prefix(final: Path) -> str:
+    return f".{final.name}{TEMP_TAG}"
+
+
+def _release(tmp: str) -> None:
+    fd = _HELD.pop(tmp, None)
+    if fd is not None:
+        os.close(fd)
+
+
 def _stage(final: Path, data: bytes) -> str:
     """Write ``data`` to a new temporary file next to ``final`` (mode ``0o666 & ~umask``,
-    flushed with ``fsync``) and return its name; on any failure or signal it is removed."""
+    flushed with ``fsync``, locked until :func:`_release`) and return its name; on any failure
+    or signal it is removed."""
     tmp: str | None = None
     try:
         with _signals_blocked():
-            fd, tmp = tempfile.mkstemp(prefix=f".{final.name}.", suffix=".tmp", dir=final.parent)
+            fd, tmp = tempfile.mkstemp(prefix=_temp_prefix(final), suffix=".tmp", dir=final.parent)
+            with contextlib.suppress(OSError):  # a file system without locks: left unheld
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            _HELD[tmp] = os.dup(fd)
         with os.fdopen(fd, "wb") as fh:
             os.fchmod(fh.fileno(), 0o666 & ~current_umask())
             fh.write(data)
@@ -175,8 +197,38 @@ def _stage(final: Path, data: bytes) -> str:
         if tmp is not None:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(tmp)
+            _release(tmp)
         raise
     return tmp
+
+
+def remove_stale_temp(final: Path) -> list[str]:
+    """Remove the temporary files a killed write of ``final`` left: in its folder, named
+    ``.NAME.recipecli-*.tmp``, regular files of this user that no running write holds (the
+    lock goes with the process, also on SIGKILL). Nothing else is touched.
+
+    Returns:
+        The names removed.
+    """
+    prefix, removed = _temp_prefix(final), []
+    try:
+        names = [n for n in os.listdir(final.parent) if n.startswith(prefix) and n.endswith(".tmp")]
+    except OSError:
+        return []
+    for name in sorted(names):
+        path = final.parent / name
+        with contextlib.suppress(OSError):
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+            try:
+                st = os.fstat(fd)
+                if not stat.S_ISREG(st.st_mode) or st.st_uid != os.getuid():
+                    continue
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # OSError: a write holds it
+                os.unlink(path)
+                removed.append(name)
+            finally:
+                os.close(fd)
+    return removed
 
 
 def _write_error(exc: OSError, dest: str | os.PathLike[str], what: str, noun: str) -> UsageError:
@@ -297,6 +349,8 @@ def write_outputs(outputs: Sequence[OutputFile]) -> list[Path]:
         return []
     staged: dict[Path, str] = {}
     current = outputs[0]
+    for final in finals:
+        remove_stale_temp(final)
     with interrupt_on_signals():
         try:
             for current, final in zip(outputs, finals, strict=True):
@@ -305,7 +359,7 @@ def write_outputs(outputs: Sequence[OutputFile]) -> list[Path]:
                 current.check()
             for final in finals:
                 os.replace(staged[final], final)
-                del staged[final]
+                _release(staged.pop(final))
             for folder in {final.parent for final in finals}:
                 fsync_dir(folder)
         except OSError as exc:
@@ -314,4 +368,5 @@ def write_outputs(outputs: Sequence[OutputFile]) -> list[Path]:
             for tmp in staged.values():
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(tmp)
+                _release(tmp)
     return finals
