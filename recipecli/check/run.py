@@ -352,8 +352,10 @@ def _aux_summary(ctx: PairContext, resolved: Mapping[str, Mapping[str, Any]]) ->
     conv, reason = ids_convention(d.format, d.aux_ids, L, d.stated_convention)
     named = d.stated_convention or ("boundary" if reason == "boundary" else conv) or "unknown"
     detail = "; ".join(f"{e} captures hidden_states{lay}" for e, lay in per_engine.items())
-    msg = f"explicit aux ids {list(d.aux_ids)} ({d.aux_ids_where}): {detail}"
-    msg += "; " + _why_convention(d.format, named, reason, L)
+    why = _why_convention(d.format, named, reason, L)
+    msg = f"explicit aux ids {list(d.aux_ids)} ({d.aux_ids_where}): " + "; ".join(
+        x for x in (detail, why) if x
+    )
     if trained is not None:
         msg += f", i.e. trained on hidden_states{trained}"
     differs = [

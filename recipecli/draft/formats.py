@@ -259,25 +259,38 @@ def from_hidden_state(ids: tuple[int, ...] | list[int], convention: Convention) 
     return tuple(i - 1 for i in ids) if convention == "layer-output" else tuple(ids)
 
 
-#: Why the ids of a draft are read in the convention :func:`ids_convention` returns.
-ConventionReason = Literal["format", "boundary"]
+#: Why the ids of a draft are read in the convention :func:`ids_convention` returns: the
+#: format's own, the boundary reading of a layer-output list reaching ``L``, or the user's statement
+#: (``check --aux-id-convention``).
+ConventionReason = Literal["format", "boundary", "stated"]
+#: A convention a user states for a draft's aux ids (``check --aux-id-convention``): the two id
+#: conventions, or ``boundary`` (ids count the boundaries between layers, 0..L: hidden-state indices).
+StatedConvention = Literal["layer-output", "hidden-state", "boundary"]
+STATED_CONVENTIONS: tuple[StatedConvention, ...] = get_args(StatedConvention)
 
 
 def ids_convention(
-    fmt: str | None, ids: tuple[int, ...] | list[int] | None, L: int | None
+    fmt: str | None,
+    ids: tuple[int, ...] | list[int] | None,
+    L: int | None,
+    stated: StatedConvention | None = None,
 ) -> tuple[Convention | None, ConventionReason]:
     """The convention the aux ids ``ids`` of a format-``fmt`` draft are written in, for a target
-    of ``L`` decoder layers: the format's own (:attr:`FormatSpec.aux_convention`), except that ids
-    of a layer-output format whose largest id equals ``L`` are hidden-state boundary ids.
+    of ``L`` decoder layers: the one the user ``stated`` (``check --aux-id-convention``; a stated
+    ``boundary`` reads the ids as hidden-state indices), else the format's own
+    (:attr:`FormatSpec.aux_convention`), except that ids of a layer-output format whose largest
+    id equals ``L`` are hidden-state boundary ids.
 
     A layer-output id names a decoder layer, 0..L-1, so an id equal to L names none: such a list
     counts the boundaries between layers, 0 = the embedding output and L = the last layer's
     output, which is the hidden-state index (NVIDIA's ModelOpt gpt-oss heads,
     ``nvidia/gpt-oss-120b-Eagle3-v3``: [24, 30, 36] on a 36-layer target; SGLang
     ``models/gpt_oss.py`` ``GptOssForCausalLM.set_eagle3_layers_to_capture`` keeps such ids as
-    written, SGLang PR #32334). Returns (convention or None when the format does not say, and
-    ``format`` or ``boundary``: where the convention comes from).
+    written, SGLang PR #32334). Returns (convention or None when neither the user nor the format
+    says, and ``stated``, ``format`` or ``boundary``: where the convention comes from).
     """
+    if stated is not None:
+        return ("hidden-state" if stated == "boundary" else stated), "stated"
     spec = format_spec(fmt)
     conv = spec.aux_convention if spec else None
     if conv == "layer-output" and ids and L is not None and max(ids) == L:

@@ -21,6 +21,7 @@ from recipecli.draft.formats import (
     DraftFormat,
     FormatSpec,
     NormOutputMeaning,
+    StatedConvention,
     detect_format,
     format_spec,
 )
@@ -51,6 +52,9 @@ class DraftModel:
             (speculators/vLLM/tokenspeed Eagle 3.1).
         layer_prefix: tensor-name prefix of decoder layer 0 (``midlayer.`` or ``layers.0.``).
         attention: ``GQA`` or ``MLA``.
+        stated_convention: the aux-id convention the user states (``check
+            --aux-id-convention``), read before the format's; None = not stated (then absent from
+            :meth:`to_dict`).
     """
 
     format: DraftFormat | None
@@ -91,6 +95,7 @@ class DraftModel:
     verifier: str | None
     attention_bias: bool
     sources: Mapping[str, str] = field(default_factory=dict)
+    stated_convention: StatedConvention | None = None
 
     @property
     def is_eagle3(self) -> bool:
@@ -107,7 +112,9 @@ class DraftModel:
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
         for name in self.__dataclass_fields__:
-            if name == "sources":
+            if name == "sources" or (
+                name == "stated_convention" and self.stated_convention is None
+            ):
                 continue
             value = getattr(self, name)
             out[name] = list(value) if isinstance(value, tuple) else value

@@ -112,7 +112,8 @@ def trainer_citation(fmt: str | None) -> str | None:
 def trained_states(d: DraftModel, L: int | None = None) -> list[int] | None:
     """Hidden-state indices (HF ``hidden_states[i]``) draft ``d`` was trained on.
 
-    Its own ids, read in its format's convention (speculators and vLLM-internal drafts write
+    Its own ids, read in the convention the user stated (``d.stated_convention``, ``check
+    --aux-id-convention``), else in its format's convention (speculators and vLLM-internal drafts write
     hidden-state indices; SpecForge, ModelOpt and the original EAGLE release layer-output
     indices, ``hidden_states[id + 1]``; with ``L`` known, a layer-output list whose largest id is
     ``L`` holds boundary ids = hidden-state indices: :func:`~recipecli.draft.formats.ids_convention`),
@@ -121,10 +122,24 @@ def trained_states(d: DraftModel, L: int | None = None) -> list[int] | None:
     no ``L``)."""
     if d.aux_ids is None:
         return trainer_default_states(d.format, L) if L is not None else None
-    conv, _ = ids_convention(d.format, d.aux_ids, L)
+    conv, _ = ids_convention(d.format, d.aux_ids, L, d.stated_convention)
     if conv is None:
         return None
     return list(to_hidden_state(d.aux_ids, conv))
+
+
+def ids_read_as(d: DraftModel, L: int | None) -> str:
+    """The words an ``aux.mismatch`` message reads draft ``d``'s ids with, ending in the verb
+    that the trained states follow (``L``: the target's layer count): ``the draft's format (B)
+    writes ids for`` (the format's convention), ``the draft's boundary ids (format C, the
+    largest = L) name`` or ``the draft's ids, in the stated hidden-state convention, name``
+    (``check --aux-id-convention``)."""
+    _, reason = ids_convention(d.format, d.aux_ids, L, d.stated_convention)
+    if reason == "stated":
+        return f"the draft's ids, in the stated {d.stated_convention} convention, name"
+    if reason == "boundary":
+        return f"the draft's boundary ids (format {d.format}, the largest = L = {L}) name"
+    return f"the draft's format ({d.format}) writes ids for"
 
 
 def aux_default_verdict(

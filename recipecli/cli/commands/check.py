@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TypedDict
+from typing import TYPE_CHECKING, TypedDict
 
 import click
 
@@ -14,9 +14,16 @@ from recipecli.engines import ENGINES
 from recipecli.engines.layout import ROLES, LayoutRequest, Role
 from recipecli.errors import EXIT_FINDINGS, EXIT_OK, UsageError
 
+if TYPE_CHECKING:
+    from recipecli.draft.formats import StatedConvention
+
 #: ``--method``'s choices: ``auto`` and recipecli.engines.methods.METHODS (written here so that
 #: ``--help`` imports no checkpoint code; tests/methods asserts they agree)
 METHOD_CHOICES: tuple[str, ...] = ("auto", "eagle", "eagle3", "mtp", "dflash", "dspark")
+
+#: ``--aux-id-convention``'s choices: recipecli.draft.STATED_CONVENTIONS (written here so that
+#: ``--help`` imports no checkpoint code; tests/draft asserts they agree)
+AUX_ID_CONVENTIONS: tuple[str, ...] = ("layer-output", "hidden-state", "boundary")
 
 #: Options ``--recipe`` takes from the recipe's serve command instead.
 RECIPE_SETTINGS: tuple[tuple[str, str], ...] = (
@@ -141,6 +148,15 @@ class _CheckCommand(click.Command):
     "it; cpu, cuda = run on that device for this check; skip = do not. "
     "Without torch/triton installed: a kernel.skipped note.",
 )
+@click.option(
+    "--aux-id-convention",
+    type=click.Choice(AUX_ID_CONVENTIONS),
+    default=None,
+    help="Convention the draft's aux ids are written in, when its format does not say or says "
+    "otherwise: layer-output (SpecForge/ModelOpt: hidden state id + 1), hidden-state "
+    "(speculators/vLLM), boundary (0 = embedding output .. L = last layer's output). "
+    "Read by the aux findings before the format's.",
+)
 @click.option("--revision", default=None, help="Hub revision for the target.")
 @click.option("--draft-revision", default=None, help="Hub revision for the draft.")
 @timeout_option
@@ -181,6 +197,7 @@ def command(
     method: str,
     num_speculative_tokens: int | None,
     kernel: str,
+    aux_id_convention: StatedConvention | None,
     revision: str | None,
     draft_revision: str | None,
     as_json: bool,
@@ -226,7 +243,8 @@ def command(
     target, draft = _pair(target, draft, example, method)
     settings: _RunSettings = {"tps": tp, "draft_tp": draft_tp, "max_model_len": max_model_len,
         "kernel": kernel, "layouts": layouts, "method": method,
-        "num_speculative_tokens": num_speculative_tokens, "explain": explain}  # fmt: skip
+        "num_speculative_tokens": num_speculative_tokens, "explain": explain,
+        "aux_id_convention": aux_id_convention}  # fmt: skip
     return _check_pair(
         (target, revision), (draft, draft_revision), engine, settings, as_json, strict, timeout
     )
@@ -271,10 +289,15 @@ def _refuse_beside_recipe(
 
     Raises:
         UsageError: TARGET, DRAFT or --example given too, or --tp / --draft-tp /
-            --max-model-len given.
+            --max-model-len given, or --aux-id-convention.
     """
     if target or draft or example:
         raise UsageError("give --recipe NAME_OR_FILE, --example NAME or TARGET DRAFT, not two")
+    if ctx.params.get("aux_id_convention") is not None:
+        raise UsageError(
+            "--aux-id-convention takes TARGET DRAFT or --example, not --recipe; check the "
+            "recipe's pair as TARGET DRAFT --aux-id-convention ..."
+        )
     for name, flag in RECIPE_SETTINGS:
         if ctx.get_parameter_source(name) == click.core.ParameterSource.COMMANDLINE:
             raise UsageError(
@@ -324,6 +347,7 @@ class _RunSettings(TypedDict):
     method: str
     num_speculative_tokens: int | None
     explain: bool
+    aux_id_convention: StatedConvention | None
 
 
 def _check_pair(

@@ -7,7 +7,7 @@ from typing import Any
 
 from recipecli.codes import finding
 from recipecli.draft import DraftModel
-from recipecli.draft.trainers import aux_default_verdict
+from recipecli.draft.trainers import aux_default_verdict, ids_read_as
 from recipecli.engines.base import (
     EngineRun,
 )
@@ -211,8 +211,8 @@ def _capture_fit(
     if ids is not None and trained is not None and sorted(set(trained)) != layers and not bad:
         yield finding(
             "aux.mismatch",
-            f"SGLang's {ctx.target.architecture} captures hidden states {layers} ({RULE_TEXT[rule]}) but the "
-            f"draft's format ({d.format}) writes ids for {trained}: if it was trained that way it drafts from the "
+            f"SGLang's {ctx.target.architecture} captures hidden states {layers} ({RULE_TEXT[rule]}) but "
+            f"{ids_read_as(d, ctx.target.L)} {trained}: if it was trained that way it drafts from the "
             "wrong layers; write the ids the way this target family reads them",
             engine=NAME,
             source=(CAPTURE, run.resolved["capture_rule"].origin, "SGLang PR #32334"),

@@ -7,7 +7,8 @@ from typing import Any
 
 from recipecli.codes import finding
 from recipecli.draft.formats import ids_convention, to_hidden_state
-from recipecli.draft.trainers import aux_default_verdict
+from recipecli.draft.model import DraftModel
+from recipecli.draft.trainers import aux_default_verdict, ids_read_as
 from recipecli.engines.base import (
     EngineRun,
 )
@@ -174,7 +175,7 @@ def _capture_findings(
         fix = _ids_for(trained, L)
         yield finding(
             "aux.mismatch",
-            f"tokenspeed captures hidden states {layers} but the draft's format ({d.format}) writes ids for "
+            f"tokenspeed captures hidden states {layers} but {ids_read_as(d, L)} "
             f"{trained}: if it was trained that way it drafts from the wrong layers; write "
             f"eagle_config.eagle_aux_hidden_state_layer_ids {fix} (tokenspeed adds 1"
             + (f"; id {L} + 1 is the final residual" if L in fix else "")
@@ -202,7 +203,7 @@ def _ids_not_given(run: EngineRun, ids: list[int], layers: list[int], L: int) ->
     cfg = run.ctx.draft_ck.config
     top = list(cfg.get("eagle_aux_hidden_state_layer_ids") or [])
     ignored = bool(top) and cfg.get("eagle_config") is not None and top != list(ids)
-    if ignored and not _same_effect(d.format, top, layers, L):
+    if ignored and not _same_effect(d, top, layers, L):
         yield finding(
             "aux.top_level_ignored",
             f"the draft config has eagle_config, so tokenspeed captures {('the ids ' + str(ids)) if ids else 'its default layers'} "
@@ -229,14 +230,15 @@ def _ids_not_given(run: EngineRun, ids: list[int], layers: list[int], L: int) ->
         )
 
 
-def _same_effect(fmt: str | None, top: list[int], layers: list[int], L: int) -> bool:
+def _same_effect(d: DraftModel, top: list[int], layers: list[int], L: int) -> bool:
     """Whether the ignored top-level ids ``top`` name the hidden states ``layers`` tokenspeed
-    captures anyway (target of ``L`` layers): read in the draft format's id convention
-    (:func:`~recipecli.draft.formats.ids_convention`, boundary ids included) or as the
-    hidden-state indices vLLM reads a top-level list as (``get_eagle3_aux_layers_from_config``).
+    captures anyway (target of ``L`` layers): read in the convention the user stated, else the
+    draft format's id convention (:func:`~recipecli.draft.formats.ids_convention`, boundary ids
+    included), or as the hidden-state indices vLLM reads a top-level list as
+    (``get_eagle3_aux_layers_from_config``).
     Equal in effect, the ignored list changes nothing tokenspeed computes (issue #31)."""
     ids = [int(i) for i in top]
-    conv, _ = ids_convention(fmt, ids, L)
+    conv, _ = ids_convention(d.format, ids, L, d.stated_convention)
     readings = [sorted(set(ids))]
     if conv is not None:
         readings.append(sorted(set(to_hidden_state(ids, conv))))

@@ -7,7 +7,7 @@ from typing import Any
 
 from recipecli.codes import finding
 from recipecli.draft import DraftModel
-from recipecli.draft.trainers import aux_default_verdict
+from recipecli.draft.trainers import aux_default_verdict, ids_read_as
 from recipecli.engines.base import (
     EngineRun,
 )
@@ -193,7 +193,7 @@ def _capture_fit(
     if given and trained is not None and sorted(set(trained)) != layers and not bad:
         yield finding(
             "aux.mismatch",
-            f"vLLM captures hidden states {layers} but the draft's format ({d.format}) writes ids for "
+            f"vLLM captures hidden states {layers} but {ids_read_as(d, run.ctx.target.L)} "
             f"{trained}: if it was trained that way it drafts from the wrong layers and acceptance collapses "
             f"silently; write top-level eagle_aux_hidden_state_layer_ids {trained} (hidden-state indices)",
             engine=NAME,
