@@ -203,7 +203,7 @@ def use_tree(root: Path, src: Path) -> dict[str, str]:
 def _environment(work: Path) -> None:
     for name in UNSET:
         os.environ.pop(name, None)
-    os.environ.update(ENV, HF_HOME=str(work / "hf"))
+    os.environ.update(ENV, HF_HOME=str(work / "hf"), XDG_CACHE_HOME=str(work / "cache"))
 
 
 # --------------------------------------------------------------------------- running a case

@@ -6,7 +6,11 @@ The tests mirror the packages: ``tests/<package>/test_*.py`` tests ``recipecli/<
 
 from __future__ import annotations
 
+import atexit
+import os
+import shutil
 import sys
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -15,6 +19,13 @@ import pytest
 
 # the shared helpers (tests/helpers/) import as `helpers.*` from every test package
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+# The kernel verification cache (recipecli/kernelcheck/cache.py) lives under XDG_CACHE_HOME: a
+# developer's own `check --kernel on` must not change what a test's default-mode check prints,
+# and no test writes to the user's cache. Subprocesses inherit the temporary one.
+_TEST_CACHE = tempfile.mkdtemp(prefix="recipecli-test-xdg-")
+os.environ["XDG_CACHE_HOME"] = _TEST_CACHE
+atexit.register(shutil.rmtree, _TEST_CACHE, ignore_errors=True)
 
 from helpers.fixtures import FIXTURES, REPO_ROOT, load_fixture_config  # noqa: E402
 

@@ -15,7 +15,7 @@ from recipecli.cli.params import LABELS
 from recipecli.cli.terminal import print_json
 from recipecli.errors import EXIT_FINDINGS, EXIT_OK, UsageError
 from recipecli.findings import has_errors
-from recipecli.output import json_text
+from recipecli.output import envelope, json_text, to_jsonable
 from recipecli.report import (
     DEFAULT_LABELS,
     Report,
@@ -238,7 +238,8 @@ def _write_outputs(
     if plot:
         data[plot] = plot_png(report, name=plot)
     if output:
-        text = json_text(report) + "\n" if as_json else render_markdown(report)
+        doc = envelope(to_jsonable(report), ok=not has_errors(report.findings))
+        text = json_text(doc) + "\n" if as_json else render_markdown(report)
         data[output] = text.encode("utf-8")
     write_outputs(
         [
