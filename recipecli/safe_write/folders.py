@@ -186,7 +186,7 @@ def replace_dir(tmp: Path, out: Path, owned: list[str] | None) -> str | None:
         os.rename(tmp, out)
         return None
     backup = Path(tempfile.mkdtemp(prefix=_backup_prefix(out), dir=out.parent))
-    lock = _mark(backup, BACKUP_MARKER, BACKUP_MARKER_TEXT)
+    lock = _mark(backup, BACKUP_MARKER, _backup_marker_text(tmp))
     old = backup / "old"
     try:
         try:
@@ -215,9 +215,26 @@ def replace_dir(tmp: Path, out: Path, owned: list[str] | None) -> str | None:
 
 
 #: File in the folder :func:`replace_dir` moves the previous OUT into (``.OUT.old-XXXXXXXX``):
-#: marks it as recipecli's; locked (``flock``) while the replacing convert runs.
+#: marks it as recipecli's and names the new output's temporary folder; the folder is locked
+#: (``flock``) while the replacing convert runs.
 BACKUP_MARKER = ".recipecli-convert-backup"
-BACKUP_MARKER_TEXT = '{"recipecli_convert_backup": 1}\n'
+_BACKUP_KEY = "recipecli_convert_backup"
+
+
+def _backup_marker_text(tmp: Path) -> str:
+    return json.dumps({_BACKUP_KEY: 1, "staging": tmp.name}) + "\n"
+
+
+def _backup_staging(head: bytes | None) -> str | None:
+    """The staging folder's name a backup marker records, or None: not a backup marker."""
+    try:
+        doc = json.loads(head or b"")
+    except ValueError:
+        return None
+    name = doc.get("staging") if isinstance(doc, dict) and doc.get(_BACKUP_KEY) == 1 else None
+    if not isinstance(name, str) or "/" in name or not name.startswith("."):
+        return None
+    return name
 
 
 def _backup_prefix(out: Path) -> str:
@@ -281,13 +298,18 @@ def mark_staging(tmp: Path) -> int:
     return fd
 
 
-def _stale(folder: Path, marker: str = STAGING_MARKER, text: str = STAGING_MARKER_TEXT) -> bool:
-    """Whether ``folder`` is a folder of ours (``marker`` holding ``text``) no process holds."""
+def _stale(
+    folder: Path, marker: str = STAGING_MARKER, text: str | None = STAGING_MARKER_TEXT
+) -> bool:
+    """Whether ``folder`` is a folder of ours (``marker`` holding ``text``; a backup marker
+    when ``text`` is None) that no process holds."""
     try:
         st = os.lstat(folder)
         if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid():
             return False
-        if _read_head(folder / marker, 256) != text.encode():
+        head = _read_head(folder / marker, 4096)
+        ours = head == text.encode() if text is not None else _backup_staging(head) is not None
+        if not ours:
             return False
         fd = os.open(folder, os.O_RDONLY | os.O_NOFOLLOW)
     except OSError:
@@ -314,12 +336,17 @@ def _ours(name: str) -> bool:
 def _finish_backup(folder: Path, out: Path) -> None:
     """A killed :func:`replace_dir`'s backup ``folder``: with ``out`` in place, delete the
     previous output in it (only the files its :data:`CONVERT_MARKER` lists); with ``out``
-    missing (killed between the two renames), put the previous output back as ``out``.
+    missing (killed between the two renames), put the previous output back as ``out`` and
+    remove the new one's temporary folder the marker names (only convert's files in it).
     Raises OSError (the folder then stays)."""
     old = folder / "old"
+    staging = _backup_staging(_read_head(folder / BACKUP_MARKER, 4096))
     if os.path.isdir(old) and not os.path.islink(old):
         if not os.path.lexists(out):
             os.rename(old, out)
+            new = out.parent / staging if staging else None
+            if new is not None and new.name.startswith(_staging_prefix(out)) and new.is_dir():
+                _remove_stale_staging_folder(new)  # the killed run's new output, unplaced
         else:
             for name in read_convert_marker(old) or []:
                 if os.path.isfile(old / name) and not os.path.islink(old / name):
@@ -361,7 +388,7 @@ def remove_stale_staging(out: Path) -> list[str]:
         with contextlib.suppress(OSError):
             if name.startswith(staging) and _stale(folder):
                 _remove_stale_staging_folder(folder)
-            elif name.startswith(backup) and _stale(folder, BACKUP_MARKER, BACKUP_MARKER_TEXT):
+            elif name.startswith(backup) and _stale(folder, BACKUP_MARKER, None):
                 _finish_backup(folder, out)
             else:
                 continue
