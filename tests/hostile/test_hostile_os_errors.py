@@ -147,3 +147,25 @@ def test_save_metadata_on_a_full_disk(scratch, capsys, monkeypatch):
         "device (ENOSPC); nothing was written — free some space or write somewhere else"
     )
     assert not (scratch / "snap.json").exists() and hidden(scratch) == []
+
+
+@pytest.mark.parametrize("at", ["tensor", "config"])
+def test_convert_on_a_full_disk_is_one_line_and_leaves_nothing(scratch, capsys, monkeypatch, at):
+    # ENOSPC while a shard's tensor is written, or while config.json is
+    import recipecli.convert.run as run_mod
+    import recipecli.convert.write as write_mod
+
+    def full(*a, **k):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    if at == "tensor":
+        monkeypatch.setattr(write_mod, "write_tensor", full)
+    else:
+        monkeypatch.setattr(run_mod, "write_new_file", full)
+    before = sorted(os.listdir(scratch))
+    with pytest.raises(SystemExit) as exc:
+        main(["convert", "draft", "out", "--to", "eagle3"])
+    line = one_error_line(capsys.readouterr().err)
+    assert exc.value.code == 2
+    assert line.startswith("recipecli: error: out") and "(ENOSPC)" in line, line
+    assert sorted(os.listdir(scratch)) == before and hidden(scratch) == []

@@ -75,3 +75,31 @@ def test_an_ignored_sigint_stays_ignored(monkeypatch):
     finally:
         signal.signal(signal.SIGINT, previous)
     assert seen == [signal.SIG_IGN]
+
+
+def _commands() -> list[str]:
+    from recipecli.cli.app import COMMANDS
+
+    return list(COMMANDS)
+
+
+# Ctrl-C while the command's own module is imported (the lazy group imports it on first use)
+_SIGINT_ON_COMMAND = (
+    "import importlib, os, signal, sys\n"
+    "real = importlib.import_module\n"
+    "def hook(name, *a):\n"
+    "    if name.startswith('recipecli.cli.commands.'): os.kill(os.getpid(), signal.SIGINT)\n"
+    "    return real(name, *a)\n"
+    "importlib.import_module = hook\n"
+    "sys.argv = ['recipecli', {command!r}, '--help']\n"
+    "from recipecli.__main__ import main\n"
+    "main()\n"
+)
+
+
+@pytest.mark.parametrize("command", _commands())
+def test_ctrl_c_while_each_command_is_imported_is_one_line_130(run, command):
+    proc = run(code=_SIGINT_ON_COMMAND.format(command=command))
+    assert proc.returncode == 130, proc.stderr
+    assert one_error_line(proc.stderr) == "recipecli: interrupted"
+    assert proc.stdout == ""
