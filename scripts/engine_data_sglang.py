@@ -28,6 +28,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from engine_data_sglang_attn import attention_groups  # the attention TP group per target
+
 W = "sglang/srt/"  # prefix inside the wheel
 R = "python/sglang/srt/"  # prefix inside the repository (citations)
 M = W + "models/"
@@ -535,6 +537,7 @@ def sglang_layouts(tree: Any, idx: _Index, targets: dict[str, dict[str, Any]]) -
     return {
         **layout_refusals(tree),
         "draft_stage": _draft_stage(tree),
+        "attention_tp": attention_groups(idx, targets, _decoder),
         "targets": {
             arch: _pp_capture(idx, idx.resolve(e["module"][len(R + "models/") : -3], arch))
             for arch, e in targets.items()

@@ -70,11 +70,21 @@ class CheckResult:
     def layout_verdict(self, engine: str, lay: Layout) -> tuple[bool, list[Finding]]:
         """(ready, the findings that decided it) for ``engine`` at ``lay``: ready when no error
         of the engine (general, at ``lay.tp`` or of ``lay``); the deciding findings are those
-        errors (the layout's first), else the layout's own warnings and infos."""
+        errors (the layout's first), else the layout's own warnings and infos. A layout finding
+        whose evidence ``waives`` ``{code, what}`` replaces that TP finding at ``lay.tp`` (SGLang's
+        heads under DP attention)."""
         own = [f for la, f in self.layout_findings if la == lay and f.engine in (engine, "any")]
         mine = [f for f in self.findings if f.engine in (engine, "any")]
+        waived = [w for f in own if isinstance(w := f.evidence.get("waives"), Mapping)]
         errs = [f for f in own if f.severity == "error"] + [
-            f for f in mine if f.severity == "error" and f.tp in (None, lay.tp)
+            f
+            for f in mine
+            if f.severity == "error"
+            and f.tp in (None, lay.tp)
+            and not any(
+                f.tp == lay.tp and f.code == w["code"] and f.evidence.get("what") == w["what"]
+                for w in waived
+            )
         ]
         return (not errs, errs or own)
 

@@ -408,6 +408,13 @@ ENTRIES: tuple[Code, ...] = (
         source="docs/check.md#layouts",
     ),
     _code(
+        "layout.heads_attn_tp",
+        "info",
+        "heads split over the attention-TP group",
+        "SGLang DP attention: the target's attention splits its heads over the attention-TP group (TP / DP ranks), where they divide; the TP-size heads finding does not apply at this layout.",
+        source="docs/check.md#layouts",
+    ),
+    _code(
         "layout.experts_indivisible",
         "error",
         "raises at load",

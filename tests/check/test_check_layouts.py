@@ -407,3 +407,21 @@ def test_dp_attention_sharing_sglang_and_tokenspeed():
     # SGLang refuses EAGLE3 at PP 2: nothing shared there
     r = _sharing_at("gptoss", "sglang", Layout(8, 2))
     assert (r["verdict"], r["head_verdict"], r["holds"]) == ("refused", "refused", None)
+
+
+def test_sglang_dp_attention_replaces_the_target_tp_heads_finding():
+    # Llama-4-Scout: 40 heads, 8 KV heads. At TP 16 the heads do not split (40 % 16 = 8): the
+    # TP finding. Under DP attention with DP 2, Llama4Attention.__init__ (models/llama4.py)
+    # asserts against attn_tp_size = 16 / 2 = 8: 40 % 8 = 0, 8 % 8 = 0, so it does not apply;
+    # without DP attention it does
+    from recipecli.check.run import run_check
+    from recipecli.engines.layout import LayoutRequest
+
+    p = CORPUS["pairs"]["scout"]
+    t, d = _open(p, "target"), _open(p, "draft")
+    for dpa, expect in ((True, False), (False, True)):
+        res = run_check(t, d, engines=("sglang",), tps=(16,), layouts=LayoutRequest((1,), 2, dpa))
+        tp_heads = [f for f in res.findings if f.code == "tp.heads_indivisible"]
+        assert [f.evidence["what"] for f in tp_heads] == ["target"]
+        (row,) = res.layout_rows("sglang")
+        assert ("tp.heads_indivisible" in row["codes"]) is expect

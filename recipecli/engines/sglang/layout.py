@@ -17,6 +17,7 @@ from typing import Any, TypedDict, cast
 
 from recipecli.codes import finding
 from recipecli.engines.base import PairContext, SharingRow, engine_data
+from recipecli.engines.common import heads_ok
 from recipecli.engines.layout import (
     Layout,
     LayoutRuleDoc,
@@ -157,6 +158,63 @@ def _dp_attention(lay: Layout) -> list[Finding]:
     ]
 
 
+#: under DP attention the attention-TP width is ``tp_size // attn_dp_size // attn_cp_size``
+ATTN_TP = src("runtime_context.py", "derive_attn_tp_size")
+#: the TP-size heads rule this layout rule replaces for such targets
+TP_HEADS = src("models/llama.py", "LlamaAttention.__init__")
+
+
+def attention_group(arch: str) -> Mapping[str, Any] | None:
+    """The data file's ``layouts.attention_tp`` entry of ``arch`` (``group``: ``attn_tp`` /
+    ``tp`` / None, ``evidence``: the attention ``__init__`` whose heads assert it read), None
+    for an architecture not recorded there."""
+    entry = _layouts().get("attention_tp", {}).get(arch)
+    return cast("Mapping[str, Any] | None", entry)
+
+
+def _attn_heads(ctx: PairContext, lay: Layout) -> list[Finding]:
+    """Under DP attention (DP > 1 dividing TP), a target whose attention asserts its heads
+    against ``attn_tp_size`` (TP / DP; data ``layouts.attention_tp``) is judged at that size:
+    ``tp.heads_indivisible`` (error) when its heads or KV heads do not split over it, else
+    ``layout.heads_attn_tp`` (info) when only the TP size fails. Either replaces the target's
+    TP-size heads finding at this layout (evidence ``waives``); the draft's stays (the EAGLE3
+    draft's ``LlamaAttention`` splits over the whole TP group)."""
+    if not lay.dp_attention or lay.dp == 1 or lay.tp % lay.dp:
+        return []
+    t = ctx.target
+    entry = attention_group(t.architecture)
+    if entry is None or entry.get("group") != "attn_tp":
+        return []
+    n, nkv = lay.tp // lay.dp, None if t.mla else t.nkv
+    if heads_ok(t.nh, nkv, lay.tp) and heads_ok(t.nh, nkv, n):
+        return []
+    where = ", ".join(entry["evidence"])
+    ok = heads_ok(t.nh, nkv, n)
+    head = f"SGLang DP attention (TP {lay.tp} / DP {lay.dp}): {where} splits the target's heads"
+    msg = (
+        f"{head} over the attention-TP group of {n}, where its {t.nh} heads / {nkv} KV heads "
+        f"divide: the TP-{lay.tp} heads finding does not apply at this layout"
+        if ok
+        else f"{head} over the attention-TP group of {n}: its {t.nh} heads / {nkv} KV heads do "
+        "not split over it (the assert fails at load); pick another TP or DP size"
+    )
+    return [
+        finding(
+            "layout.heads_attn_tp" if ok else "tp.heads_indivisible",
+            msg,
+            engine=NAME,
+            tp=lay.tp,
+            source=(ATTN_TP, TP_HEADS),
+            what="target",
+            heads=t.nh,
+            kv_heads=nkv,
+            tp_size=n,
+            group="attn_tp",
+            waives={"code": "tp.heads_indivisible", "what": "target"},
+        )
+    ]
+
+
 def ep_size(lay: Layout) -> int:
     """SGLang's EP size for ``--ep``: the TP size (``--ep-size`` spans the TP group; the
     all-to-all MoE backends force it, ``_a2a_ep_size``); 1 without EP."""
@@ -222,7 +280,7 @@ def layout_findings(ctx: PairContext, lay: Layout) -> list[Finding]:
     out = refusals(lay)
     if lay.pp > 1:
         out += _draft_stage(lay)
-    return out + _dp_attention(lay) + _experts(ctx, lay) + _pd_role(lay)
+    return out + _dp_attention(lay) + _attn_heads(ctx, lay) + _experts(ctx, lay) + _pd_role(lay)
 
 
 #: without DP attention each DP replica is its own TP group on the next tp x pp GPUs
@@ -291,6 +349,13 @@ DOC_RULES: tuple[LayoutRuleDoc, ...] = (
         "the path sgl-project/sglang#29144 reports a deadlock on (warning)",
         ("layout.dp_attention_risk",),
         (DP_IDLE_DRAFT,),
+    ),
+    LayoutRuleDoc(
+        "DP attention, DP > 1, a target whose attention splits over attn_tp_size",
+        "the target's heads and KV heads split over the attention-TP group (TP / DP), not the "
+        "TP group: judged at that size, replacing the TP-size heads finding",
+        ("layout.heads_attn_tp", "tp.heads_indivisible"),
+        (ATTN_TP, TP_HEADS),
     ),
     LayoutRuleDoc(
         "EP on (EP size = TP), a MoE target",

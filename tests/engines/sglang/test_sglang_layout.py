@@ -95,3 +95,22 @@ def test_pd_note_names_the_other_role(ctx):
     (f,) = layout_findings(ctx, Layout(8, 1, role="decode"))
     assert "start the prefill server" in f.message
     assert "MetadataBuffers.set_buf" in f.source
+
+
+def test_attention_group_extracted_per_target():
+    # read by hand at the pin: Qwen3MoeAttention.__init__ (models/qwen3_moe.py:502-506) takes
+    # attn_tp_size = get_parallel().attn_tp_size and asserts total_num_heads % attn_tp_size;
+    # LlamaAttention.__init__ (models/llama.py:181-183) takes get_parallel().tp_size;
+    # DeepseekV2AttentionMLA.__init__ (models/deepseek_v2.py:2051-2057) asserts
+    # num_heads % attn_tp_size
+    from recipecli.engines.sglang.layout import attention_group
+
+    qwen = attention_group("Qwen3MoeForCausalLM")
+    llama = attention_group("LlamaForCausalLM")
+    dsv3 = attention_group("DeepseekV3ForCausalLM")
+    assert qwen is not None and llama is not None and dsv3 is not None
+    assert (qwen["group"], llama["group"], dsv3["group"]) == ("attn_tp", "tp", "attn_tp")
+    assert qwen["evidence"] == [
+        "python/sglang/srt/models/qwen3_moe.py:506 Qwen3MoeAttention.__init__"
+    ]
+    assert attention_group("NoSuchArch") is None
