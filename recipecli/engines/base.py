@@ -400,6 +400,21 @@ def config_class_fields(version: str, model_type: str) -> frozenset[str] | None:
     return frozenset(names)
 
 
+def text_config_fields(version: str, config: Mapping[str, Any] | None) -> frozenset[str]:
+    """:func:`config_class_fields` of a target's text config (``config`` itself, or the wrapper's
+    text config: ``checkpoint.textconfig.resolve_text_config``) at ``version``: the real fields a
+    config.json omits. Empty for no config, a remote-code target (``auto_map``: its own class
+    decides) or a model type transformers has no class for."""
+    from recipecli.checkpoint.textconfig import resolve_text_config
+
+    if config is None or "auto_map" in config:
+        return frozenset()
+    model_type = resolve_text_config(config).config.get("model_type")
+    if not isinstance(model_type, str):
+        return frozenset()
+    return config_class_fields(version, model_type) or frozenset()
+
+
 def _data_package(name: str) -> tuple[str, str]:
     """(package, folder) holding a data file named ``name``: ``transformers-*`` defaults in
     ``recipecli/data/transformers/``, a built-in engine's ``<engine>-<pin>.json`` in its folder's

@@ -310,7 +310,9 @@ def place_overrides(
     )
     for src in sources:
         _take_source(state, src)
-    known = {*known, *_class_fields(engine, config, state.text_config)}
+    from recipecli.engines.base import text_config_fields  # the transformers class's own fields
+
+    known = {*known, *text_config_fields(engine_spec(engine).pin.transformers, config)}
     for key in list(state.text):
         src = state.where_of[key]
         if _refuse_text_key(state, key, src, known):
@@ -326,23 +328,6 @@ def place_overrides(
                 state.top.pop(key)
 
     return _PLACE[state.placement.text_keys](state)
-
-
-def _class_fields(
-    engine: str, config: Mapping[str, Any] | None, text_config: Mapping[str, Any] | None
-) -> frozenset[str]:
-    """The keys transformers' config class of the text config's ``model_type`` takes, at the
-    release ``engine`` pins (``recipecli/data/transformers/``, read from the class by
-    ``scripts/extract_transformers_fields.py``): real fields a config.json omits. None for a
-    remote-code target (``auto_map``: its own class decides)."""
-    from recipecli.engines.base import config_class_fields
-
-    if config is None or text_config is None or "auto_map" in config:
-        return frozenset()
-    model_type = text_config.get("model_type")
-    if not isinstance(model_type, str):
-        return frozenset()
-    return config_class_fields(engine_spec(engine).pin.transformers, model_type) or frozenset()
 
 
 def _take_source(state: _Placing, src: OverrideSource) -> None:
