@@ -177,3 +177,53 @@ def test_the_29144_idle_rank_path_is_in_the_pinned_draft_worker():
     ]
     following = block[block.index(guard) + 1 :]
     assert any(calls(stmt, "draft_forward") for stmt in following)
+
+
+# ------------------------------------------------ DP attention: heads over the attention-TP group
+
+HEADS_CASES = [c for c in CASES if "layout.heads_attn_tp" in c["codes"]]
+#: the corpus targets' architectures (config.json of each pair) and one Llama-style control
+GROUP_ARCHS = (
+    "LlamaForCausalLM",
+    "Qwen3MoeForCausalLM",
+    "Llama4ForConditionalGeneration",
+    "GptOssForCausalLM",
+    "DeepseekV3ForCausalLM",
+)
+
+
+@pytest.mark.parametrize("case", HEADS_CASES, ids=[c["id"] for c in HEADS_CASES])
+def test_attention_tp_size_is_sglangs(case):
+    # SGLang's own width of the attention-TP group at the case's TP and DP, against the size
+    # recipecli judges the target's heads at
+    from sglang.srt.runtime_context import derive_attn_tp_size
+
+    from recipecli.engines.layout import Layout
+    from recipecli.engines.sglang.layout import _attn_heads
+
+    lay = Layout(**case["layout"])
+    arch = {"sglang-scout-47": "Llama4ForConditionalGeneration"}.get(
+        case["id"], "Qwen3MoeForCausalLM"
+    )
+    heads = {"Llama4ForConditionalGeneration": (40, 8)}.get(arch, (32, 4))
+    target = SimpleNamespace(architecture=arch, nh=heads[0], nkv=heads[1], mla=False)
+    (f,) = _attn_heads(SimpleNamespace(target=target), lay)  # type: ignore[arg-type]
+    want = derive_attn_tp_size(tp_size=lay.tp, attn_cp_size=1, attn_dp_size=lay.dp)
+    assert f.evidence["tp_size"] == want
+
+
+@pytest.mark.parametrize("arch", GROUP_ARCHS)
+def test_attention_group_is_the_one_the_class_reads(arch):
+    # the attention class the data names, imported from SGLang: its __init__ reads
+    # get_parallel().attn_tp_size exactly when the data says attn_tp
+    import inspect
+
+    from recipecli.engines.sglang.layout import attention_group
+
+    entry = attention_group(arch)
+    assert entry is not None and entry["group"] in ("attn_tp", "tp")
+    (where,) = entry["evidence"]
+    path, cls = where.split(" ")[0].split(":")[0], where.split(" ")[1].split(".")[0]
+    module = importlib.import_module(path[len("python/") : -3].replace("/", "."))
+    src = inspect.getsource(getattr(module, cls).__init__)
+    assert ("get_parallel().attn_tp_size" in src) is (entry["group"] == "attn_tp")
