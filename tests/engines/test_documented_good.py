@@ -9,7 +9,9 @@ way ``scripts/build_examples.py`` builds the bundled example.
 
 ``check`` on the documented engine at the documented TP must give no error and no warning that
 the engine's code contradicts. What remains is listed in ``ALLOWED`` with the reason, which
-names the engine code that backs it; the code's row in docs/engines/codes.md documents it.
+names the engine code that backs it; the code's row in docs/engines/codes.md documents it. A
+false alarm the corpus found and that is not fixed yet is listed in ``FALSE_ALARMS`` with the engine
+code that contradicts it (a strict xfail: fixing it fails the test until the entry goes).
 """
 
 from __future__ import annotations
@@ -48,6 +50,29 @@ ALLOWED: dict[tuple[str, str, str], str] = {
         "a one-layer shift of two states; tokenspeed PR #526 measured accept_len 2.39 with it"
     ),
 }
+
+
+_KIMI_K2 = (
+    "a false alarm found by this corpus: each engine registers a config class for model_type "
+    "kimi_k2 (vLLM transformers_utils/config.py _CONFIG_REGISTRY: kimi_k2 -> DeepseekV3Config; "
+    "SGLang srt/utils/hf_transformers/common.py _KimiK2ConfigAlias, 'For kimi_k25_eagle3'; "
+    "tokenspeed runtime/configs/kimi_k2_config.py KimiK2Config), but config.model_type looks in "
+    "transformers' classes only (engines/<engine>/config.py: outside this corpus' zone, issue #31)"
+)
+#: pair -> the false alarm ``check`` still raises on it, with the engine code that contradicts
+#: it; xfail(strict): the test fails once it is fixed, and the entry goes
+FALSE_ALARMS: dict[str, str] = {
+    "lightseekorg-kimi-k2.5-eagle3-mla__sglang-tp4": _KIMI_K2,
+    "lightseekorg-kimi-k2.5-eagle3-mla__tokenspeed-tp4": _KIMI_K2,
+    "lightseekorg-kimi-k2.5-eagle3-mla__tokenspeed-tp8": _KIMI_K2,
+    "lightseekorg-kimi-k2.5-eagle3-mla__vllm-tp4": _KIMI_K2,
+}
+CASES = [
+    pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=FALSE_ALARMS[n]))
+    if n in FALSE_ALARMS
+    else n
+    for n in PAIRS
+]
 
 
 def _meta(name: str) -> dict[str, str]:
@@ -91,7 +116,7 @@ def test_corpus_is_documented():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", PAIRS)
+@pytest.mark.parametrize("name", CASES)
 def test_documented_pair_has_no_finding_the_engine_contradicts(name, tmp_path):
     meta, res = _run(name, tmp_path)
     left = {
@@ -105,6 +130,12 @@ def test_documented_pair_has_no_finding_the_engine_contradicts(name, tmp_path):
         for f in res.findings
         if (name, f.engine, f.code) in unexplained
     ]
+
+
+def test_corpus_has_thirty_pairs_and_known_false_alarms_are_in_it():
+    # issue #31's bar: at least 30 documented pairs
+    assert len(PAIRS) >= 30
+    assert set(FALSE_ALARMS) <= set(PAIRS)
 
 
 def test_allowed_findings_are_documented_codes():
