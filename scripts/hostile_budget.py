@@ -24,6 +24,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
@@ -47,9 +48,9 @@ class Case:
 
 def scratch(root: Path) -> None:
     """The hostile suite's scratch folder (tests/hostile/conftest.py) and the extra inputs."""
-    from helpers.convert import tiny, write_draft, write_target
-    from helpers.fixtures import load_fixture_config
-    from helpers.report import PR_CANDIDATE, bench_json
+    from helpers.convert import tiny, write_draft, write_target  # type: ignore[import-not-found]
+    from helpers.fixtures import load_fixture_config  # type: ignore[import-not-found]
+    from helpers.report import PR_CANDIDATE, bench_json  # type: ignore[import-not-found]
 
     from recipecli.testing.specs import valid_vocab_map
 
@@ -134,6 +135,14 @@ def _stale_temp(name: str) -> Callable[[Path], None]:
         folder = root / name
         folder.parent.mkdir(exist_ok=True)
         (folder.parent / f".{folder.name}.recipecli-killed1.tmp").write_bytes(b"half")
+
+    return prep
+
+
+def _both(*preps: Callable[[Path], None]) -> Callable[[Path], None]:
+    def prep(root: Path) -> None:
+        for one in preps:
+            one(root)
 
     return prep
 
@@ -256,7 +265,7 @@ def cases() -> list[Case]:
             "docs after a killed one (.my.md.recipecli-*.tmp)",
             DOCS,
             (0,),
-            prep=lambda r: (_fresh("site")(r), _stale_temp("site/my.md")(r)),
+            prep=_both(_fresh("site"), _stale_temp("site/my.md")),
             left="killed",
         ),
         Case(
@@ -264,7 +273,7 @@ def cases() -> list[Case]:
             "report -o after a killed one",
             (*REPORT, "-o", "ab.md"),
             (0,),
-            prep=lambda r: (_fresh("ab.md")(r), _stale_temp("ab.md")(r)),
+            prep=_both(_fresh("ab.md"), _stale_temp("ab.md")),
             left="killed",
         ),
         Case(
@@ -310,7 +319,8 @@ def measure(case: Case, root: Path) -> tuple[int, float, int]:
             size = case.limit_kb * 1024
             resource.setrlimit(resource.RLIMIT_FSIZE, (size, size))
 
-    out = open("/dev/full", "w") if case.stdout == "full" else subprocess.PIPE  # noqa: SIM115
+    full = open("/dev/full", "w") if case.stdout == "full" else None  # noqa: SIM115
+    out: Any = full if full is not None else subprocess.PIPE
     t0 = time.monotonic()
     proc = subprocess.Popen(
         argv, cwd=root, env=env, stdout=out, stderr=subprocess.DEVNULL, preexec_fn=limit
@@ -323,8 +333,8 @@ def measure(case: Case, root: Path) -> tuple[int, float, int]:
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.monotonic() - t0
     proc.returncode = os.waitstatus_to_exitcode(status)
-    if out is not subprocess.PIPE:
-        out.close()
+    if full is not None:
+        full.close()
     code = proc.returncode if proc.returncode >= 0 else 128 - proc.returncode
     return code, wall, int(usage.ru_maxrss)
 
