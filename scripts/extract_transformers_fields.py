@@ -17,10 +17,11 @@ of a multimodal wrapper, e.g. ``Qwen3VLMoeTextConfig``, keyed by its own ``model
   dataclasses) or its ``__init__`` parameters, plus the public keys ``to_dict()`` of a default
   instance writes (attributes ``__post_init__`` sets), minus ``base.fields`` (``PreTrainedConfig``'s,
   listed once at the top);
-* ``defaults``: field -> the declared default (the dataclass default or ``default_factory()``, else
-  the ``__init__`` default) for every default that is a JSON scalar or a short JSON list/mapping
-  (others, and keys only ``to_dict()`` writes, which ``__post_init__`` computes, are in ``fields``
-  alone); a base field only where the class changes its default;
+* ``defaults``: field -> the value a default instance holds (after ``__post_init__``), or the
+  declared default (the dataclass default or ``default_factory()``, else the ``__init__`` default)
+  where ``derived`` fills the field or the class refuses its own defaults; only values that are
+  JSON scalars or short JSON lists/mappings (others, and keys only ``to_dict()`` writes, are in
+  ``fields`` alone); a base field only where the class changes its default;
 * ``aliases``: ``attribute_map`` (``config.update`` and ``setattr`` resolve these names too);
 * ``sub_configs``: attribute -> model type of the sub-config class;
 * ``derived``: ``head_dim`` / ``num_key_value_heads`` filled by ``__post_init__`` when None, and
@@ -217,9 +218,16 @@ def read_class(cls: type, base: dict[str, Any]) -> dict[str, Any]:
         every.setdefault(key, value)
     every.pop("model_type", None)
     fields = sorted(k for k in every if k not in base and k not in subs)
+    derived = derivations(cls, declared)
+    # the default instance's value (what __post_init__ leaves, e.g. Qwen3Config's sliding_window
+    # None without use_sliding_window), the declared one where a derivation fills it
+    effective = {
+        k: (values[k] if k in values and k not in derived and k not in base else v)
+        for k, v in declared.items()
+    }
     defaults = {
         k: v
-        for k, v in declared.items()
+        for k, v in effective.items()
         if _small_json(v)
         and k not in subs
         and (k not in base or base[k] is _MISSING or v != base[k] or type(v) is not type(base[k]))
@@ -227,7 +235,7 @@ def read_class(cls: type, base: dict[str, Any]) -> dict[str, Any]:
     entry: dict[str, Any] = {
         "class": cls.__name__,
         "defaults": dict(sorted(defaults.items())),
-        "derived": derivations(cls, declared),
+        "derived": derived,
         "fields": fields,
     }
     if_null = null_derivations(cls, declared)
