@@ -18,6 +18,11 @@ What it does
   set_aux_hidden_state_layers / get_eagle3_default_aux_hidden_state_layers and
   whether the target's class body was found at all ("unresolved" list).
 
+- config_registry (issue #31): vllm/transformers_utils/config.py _CONFIG_REGISTRY (model_type ->
+  the config class get_config builds), each class's module from configs/__init__.py
+  _CLASS_TO_MODULE, and the transformers model type whose defaults apply when the class is a
+  transformers class or a subclass that sets no defaults of its own.
+
 Limits (static analysis): classes created by factories/`type()` calls or bases that
 are call expressions are not followed; those show up under "unresolved_bases".
 No vLLM/torch import is done.
@@ -405,6 +410,97 @@ def registry_dicts():
     return out
 
 
+# --------------------------------------------------------------------------- config registry (#31)
+
+CONFIG_PY = "vllm/transformers_utils/config.py"
+CONFIGS_INIT = "vllm/transformers_utils/configs/__init__.py"
+#: the geometry fields a subclass must leave alone for its transformers base's defaults to apply
+GEOMETRY_FIELDS = frozenset(
+    ("hidden_size", "num_attention_heads", "num_key_value_heads", "head_dim", "intermediate_size",
+     "num_hidden_layers", "rms_norm_eps", "vocab_size", "max_position_embeddings")
+)  # fmt: skip
+
+
+def _registry_pairs(node: ast.Call) -> list[tuple[str, str, int]]:
+    """(model_type, class name, line) of ``LazyConfigDict(kimi_k2="DeepseekV3Config", ...,
+    **{"unlimited-ocr": ...})``."""
+    out = []
+    for kw in node.keywords:
+        if kw.arg is not None:
+            out.append((kw.arg, ast.literal_eval(kw.value), kw.lineno))
+        elif isinstance(kw.value, ast.Dict):
+            out += [(ast.literal_eval(k), ast.literal_eval(v), k.lineno)
+                    for k, v in zip(kw.value.keys, kw.value.values, strict=True) if k]  # fmt: skip
+    return out
+
+
+def _transformers_base(mod: str, name: str) -> tuple[str | None, str]:
+    """(transformers class whose defaults apply, why) for vLLM's config class ``name`` in ``mod``:
+    its one base when imported from transformers (not ``PreTrainedConfig``) and the class sets no
+    ``__init__`` / ``__post_init__`` and no geometry field of its own."""
+    sym = module_symbols(mod).get(name)
+    if not sym or sym[0] != "class":
+        return None, f"class {name} not found in {mod}"
+    node = sym[1]
+    bases = [module_symbols(mod).get(ast.unparse(b)) for b in node.bases]
+    if len(bases) != 1 or not bases[0] or bases[0][0] != "import":
+        return None, f"{name} bases: {[ast.unparse(b) for b in node.bases]}"
+    _, src_mod, attr = bases[0]
+    if not src_mod.startswith("transformers") or attr in ("PreTrainedConfig", "PretrainedConfig"):
+        return None, f"{name} derives from {src_mod}.{attr}, not a transformers model config"
+    own = {t.id for s in node.body if isinstance(s, (ast.Assign, ast.AnnAssign))
+           for t in (s.targets if isinstance(s, ast.Assign) else [s.target])
+           if isinstance(t, ast.Name)}  # fmt: skip
+    fns = {s.name for s in node.body if isinstance(s, ast.FunctionDef)}
+    if own & GEOMETRY_FIELDS or fns & {"__init__", "__post_init__"}:
+        return None, f"{name} subclasses {attr} and sets its own defaults"
+    return attr, f"{name} subclasses transformers {attr} (model_type only)"
+
+
+def config_registry(transformers_classes: dict[str, str]) -> dict[str, dict[str, Any]]:
+    """model_type -> the config class vLLM's ``get_config`` builds for it (``_CONFIG_REGISTRY``
+    in ``vllm/transformers_utils/config.py``, class modules from ``configs/__init__.py``
+    ``_CLASS_TO_MODULE``): ``class``, ``module``, ``transformers_class`` and
+    ``transformers_model_type`` (whose transformers defaults apply, else None), ``evidence``.
+    ``transformers_classes`` maps a transformers class name to its model type."""
+    tree = ast.parse((ROOT / CONFIG_PY).read_text())
+    call = next(n.value for n in tree.body if isinstance(n, ast.AnnAssign)
+                and ast.unparse(n.target) == "_CONFIG_REGISTRY"
+                and isinstance(n.value, ast.Call))  # fmt: skip
+    assert isinstance(call, ast.Call)
+    init = ast.parse((ROOT / CONFIGS_INIT).read_text())
+    to_module: dict[str, str] = next(ast.literal_eval(n.value) for n in init.body
+                                     if isinstance(n, ast.AnnAssign) and n.value is not None
+                                     and ast.unparse(n.target) == "_CLASS_TO_MODULE")  # fmt: skip
+    out: dict[str, dict[str, Any]] = {}
+    for model_type, cls, line in _registry_pairs(call):
+        module = to_module.get(cls, "")
+        base: str | None
+        if module == "transformers":
+            base, why = cls, f"{cls} is transformers' own class"
+        else:
+            base, why = _transformers_base(module, cls)
+        out[model_type] = {
+            "class": cls,
+            "module": module,
+            "transformers_class": base,
+            "transformers_model_type": transformers_classes.get(base) if base else None,
+            "why": why,
+            "evidence": f"{CONFIG_PY}:{line} _CONFIG_REGISTRY",
+        }
+    return dict(sorted(out.items()))
+
+
+def _transformers_classes() -> dict[str, str]:
+    """transformers class name -> its model type, at the transformers version vLLM's model pins
+    (recipecli/data/transformers/, read from the classes by extract_transformers_fields.py)."""
+    from recipecli.engines.base import transformers_defaults
+    from recipecli.engines.vllm.sources import TRANSFORMERS
+
+    models = transformers_defaults(TRANSFORMERS)["models"]
+    return {e["class"]: mt for mt, e in sorted(models.items(), reverse=True)}
+
+
 def vllm_registry(root: Path, version: str) -> dict:
     """The registry data of an unpacked vLLM wheel at ``root`` (see the module docstring)."""
     global ROOT
@@ -438,6 +534,7 @@ def vllm_registry(root: Path, version: str) -> dict:
         "source": f"vllm {version} wheel (PyPI), static ast scan by scripts/build_engine_data.py",
         "eagle3_drafts": eagle3_drafts,
         "targets": dict(sorted(targets.items())),
+        "config_registry": config_registry(_transformers_classes()),
     }
 
 
