@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from engine_data_sglang_attn import attention_groups  # the attention TP group per target
+from engine_data_sglang_configs import config_registry  # _CONFIG_REGISTRY (issue #31)
 
 W = "sglang/srt/"  # prefix inside the wheel
 R = "python/sglang/srt/"  # prefix inside the repository (citations)
@@ -594,6 +595,7 @@ def sglang_registry(tree: Any, version: str) -> dict[str, Any]:
         "draft_renames": _draft_renames(tree),
         "targets": targets,
         "layouts": sglang_layouts(tree, idx, targets),
+        "config_registry": config_registry(tree),
     }
 
 
