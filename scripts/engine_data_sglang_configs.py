@@ -30,7 +30,7 @@ GEOMETRY_FIELDS = frozenset(
 BASE_CONFIGS = ("PretrainedConfig", "PreTrainedConfig")
 
 
-def _transformers_imports(mod: ast.Module) -> dict[str, str]:
+def transformers_imports(mod: ast.Module) -> dict[str, str]:
     """local name -> class name of every ``from transformers[...] import X [as Y]`` in ``mod``."""
     out: dict[str, str] = {}
     for n in ast.walk(mod):
@@ -40,7 +40,8 @@ def _transformers_imports(mod: ast.Module) -> dict[str, str]:
     return out
 
 
-def _model_type(cls: ast.ClassDef) -> str | None:
+def class_model_type(cls: ast.ClassDef) -> str | None:
+    """The literal ``model_type = "..."`` in ``cls``'s body, else None."""
     for s in cls.body:
         if isinstance(s, ast.Assign) and any(
             isinstance(t, ast.Name) and t.id == "model_type" for t in s.targets
@@ -50,8 +51,10 @@ def _model_type(cls: ast.ClassDef) -> str | None:
     return None
 
 
-def _base(cls: ast.ClassDef, imports: dict[str, str]) -> tuple[str | None, str]:
-    """(transformers class whose defaults apply, why) for ``cls``."""
+def class_base(cls: ast.ClassDef, imports: dict[str, str]) -> tuple[str | None, str]:
+    """(transformers class whose defaults apply, why) for ``cls``: its one base when that is a
+    transformers model config (``imports``: local name -> transformers class) and ``cls`` sets
+    no ``__init__`` / ``__post_init__`` and no geometry field; else (None, why)."""
     names = [ast.unparse(b) for b in cls.bases]
     if len(names) != 1 or names[0] not in imports or imports[names[0]] in BASE_CONFIGS:
         return None, f"{cls.name} bases {names}: not a transformers model config"
@@ -74,7 +77,7 @@ def _config_modules(tree: Any) -> dict[str, tuple[str, ast.ClassDef, dict[str, s
     out: dict[str, tuple[str, ast.ClassDef, dict[str, str]]] = {}
     for path in tree.glob(W + r"configs/.+\.py"):
         mod = ast.parse(tree.read(path))
-        imports = _transformers_imports(mod)
+        imports = transformers_imports(mod)
         for n in mod.body:
             if isinstance(n, ast.ClassDef):
                 out.setdefault(n.name, (path, n, imports))
@@ -128,7 +131,7 @@ def config_registry(tree: Any) -> dict[str, dict[str, Any]]:
     with no transformers defaults."""
     transformers_classes = _transformers_classes()
     mod = ast.parse(tree.read(COMMON))
-    imports = _transformers_imports(mod)
+    imports = transformers_imports(mod)
     local = {n.name: n for n in ast.walk(mod) if isinstance(n, ast.ClassDef)}
     classes = _config_modules(tree)
     out: dict[str, dict[str, Any]] = {}
@@ -147,9 +150,9 @@ def config_registry(tree: Any) -> dict[str, dict[str, Any]]:
         if name not in classes:
             continue
         path, node, cimports = classes[name]
-        model_type = _model_type(node)
+        model_type = class_model_type(node)
         if model_type:
-            add(model_type, name, f"python/{path}", *_base(node, cimports), line)
+            add(model_type, name, f"python/{path}", *class_base(node, cimports), line)
     assigned = _assigned(mod)
     keys = [k for k, _, _ in assigned]
     for model_type, name, line in assigned:
@@ -159,7 +162,7 @@ def config_registry(tree: Any) -> dict[str, dict[str, Any]]:
             )
             add(model_type, name, f"python/{COMMON}", None, why, line)
         elif name in local:
-            add(model_type, name, f"python/{COMMON}", *_base(local[name], imports), line)
+            add(model_type, name, f"python/{COMMON}", *class_base(local[name], imports), line)
         elif name in imports:
             cls = imports[name]
             add(model_type, cls, "transformers", cls, f"{cls} is transformers' own class", line)

@@ -20,6 +20,7 @@ import re
 from typing import Any
 
 from engine_data_sglang import GuardedFn, walk_guarded  # scripts/ is on sys.path (the builder's)
+from engine_data_sglang_configs import class_base, class_model_type, transformers_imports
 
 M = "python/tokenspeed/runtime/models/"
 
@@ -185,6 +186,55 @@ def _config_classes(tree: Any) -> dict[str, dict[str, Any]]:
                     "derived": derived,
                 }
     return out
+
+
+HF_UTILS = "python/tokenspeed/runtime/utils/hf_transformers_utils.py"
+
+
+def _config_registry(tree: Any) -> dict[str, dict[str, Any]]:
+    """model_type -> {class, module, transformers_class, transformers_model_type, why, evidence}
+    of every class in ``_CONFIG_REGISTRY`` (``hf_transformers_utils.py``: ``get_config`` builds
+    these and registers them with ``AutoConfig``), classes read from ``runtime/configs/``; the
+    transformers defaults apply to a class that subclasses a transformers class and changes only
+    ``model_type`` (``KimiK2Config(DeepseekV3Config)``). Issue #31."""
+    from recipecli.engines.base import transformers_defaults
+    from recipecli.engines.tokenspeed.sources import TRANSFORMERS
+
+    models = transformers_defaults(TRANSFORMERS)["models"]
+    by_class = {e["class"]: mt for mt, e in sorted(models.items(), reverse=True)}
+    mod = ast.parse(tree.read(HF_UTILS))
+    listed: list[tuple[str, int]] = []
+    for node in ast.walk(mod):
+        if isinstance(node, ast.AnnAssign) and ast.unparse(node.target) == "_CONFIG_REGISTRY":
+            if isinstance(node.value, ast.Dict):
+                listed = [(ast.unparse(v), v.lineno) for v in node.value.values]
+    if not listed:
+        raise SystemExit(f"tokenspeed {tree.commit}: {HF_UTILS} _CONFIG_REGISTRY moved; re-read it")
+    found: dict[str, tuple[str, ast.ClassDef, dict[str, str]]] = {}
+    for path in tree.glob(r"python/tokenspeed/runtime/configs/[^/]+\.py"):
+        cmod = ast.parse(tree.read(path))
+        imports = transformers_imports(cmod)
+        for n in cmod.body:
+            if isinstance(n, ast.ClassDef):
+                found.setdefault(n.name, (path, n, imports))
+    out: dict[str, dict[str, Any]] = {}
+    for name, line in listed:
+        if name not in found:
+            continue
+        path, cls, imports = found[name]
+        model_type = class_model_type(cls)
+        if not model_type:
+            continue
+        base, why = class_base(cls, imports)
+        out[model_type] = {
+            "class": name,
+            "module": path,
+            "transformers_class": base,
+            "transformers_model_type": by_class.get(base) if base else None,
+            "why": why,
+            "evidence": f"{HF_UTILS}:{line} _CONFIG_REGISTRY",
+        }
+    return dict(sorted(out.items()))
 
 
 # --------------------------------------------------------------------------- layouts (issue #25)
@@ -363,6 +413,7 @@ def tokenspeed_registry(tree: Any) -> dict[str, Any]:
         "targets": targets,
         "config_classes": _config_classes(tree),
         "layouts": tokenspeed_layouts(tree),
+        "config_registry": _config_registry(tree),
     }
 
 
