@@ -274,7 +274,8 @@ class RecipeCheck:
         for group, res in self.runs:
             title = f"recipe {self.name}" + (f", hardware {self.hardware}" if self.hardware else "")
             report = format_result(res, strict=strict, color=color, width=width, verdict=False)
-            blocks.append(f"{title}: {describe(group)}\n" + report)
+            head = "\n".join(wrap_line(f"{title}: {describe(group)}", width))
+            blocks.append(f"{head}\n" + report)
         for e, reason in self.not_checked.items():
             note = (
                 f"{e}: not checked: the recipe marks it unsupported ({' '.join(reason.split())}); "

@@ -308,7 +308,7 @@ def _sharing_table(res: CheckResult, width: int | None) -> list[str]:
         else:
             for i, cols in enumerate(_SHARING_SPLIT):
                 lines += ([""] if i else []) + _table(table, cols)
-    return lines + _sharing_missing(res, bool(lines))
+    return lines + _sharing_missing(res, bool(lines), width)
 
 
 def _layout_sharing_table(res: CheckResult, width: int | None) -> list[str]:
@@ -340,9 +340,12 @@ def _layout_sharing_table(res: CheckResult, width: int | None) -> list[str]:
     return lines
 
 
-def _sharing_missing(res: CheckResult, shown: bool) -> list[str]:
+def _sharing_missing(res: CheckResult, shown: bool, width: int | None = None) -> list[str]:
     """One line per engine checked that has no sharing rows: its model stopped at an error
-    before the embedding step (the architecture lookup, say), so nothing was shared."""
+    before the embedding step (the architecture lookup, say), so nothing was shared; wrapped to
+    ``width`` like the other lines."""
+    from recipecli.output import wrap_line
+
     have = {r.engine for r in res.embed_sharing}
     out: list[str] = []
     for engine in res.engines:
@@ -354,7 +357,7 @@ def _sharing_missing(res: CheckResult, shown: bool) -> list[str]:
             if stop
             else "its model reached no embedding step"
         )
-        out.append(f"  {engine}: no rows: {why}")
+        out += wrap_line(f"  {engine}: no rows: {why}", width)
     if out and not shown:
         out.insert(0, "embedding / head sharing (per rank):")
         out.insert(0, "")

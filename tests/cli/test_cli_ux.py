@@ -409,6 +409,18 @@ def test_check_recipe_bundled_uses_the_recipes_settings_offline():
         assert f"{e}: not checked: the recipe marks it unsupported" in human.stdout
 
 
+def test_check_recipe_header_wraps_to_the_terminal_width():
+    # "recipe llama3.1-8b-eagle3, hardware h200: vllm at TP 1, max_model_len 8192" is 73
+    # characters; at 60 columns it breaks after "TP 1," (55 characters; "max_model_len" would
+    # make 69), the rest indented four spaces.
+    rc, out, _ = run_pty("check", "--recipe", "llama3.1-8b-eagle3", "--kernel", "skip", cols=60)
+    lines = ANSI.sub("", out).splitlines()
+    assert lines[:2] == [
+        "recipe llama3.1-8b-eagle3, hardware h200: vllm at TP 1,",
+        "    max_model_len 8192",
+    ]
+
+
 def test_check_recipe_named_engine_is_checked_even_when_marked_unsupported():
     proc = run("check", "--recipe", "llama3.1-8b-eagle3", "--engine", "tokenspeed", "--json")
     assert proc.returncode == 1, proc.stderr
