@@ -208,7 +208,7 @@ def _vllm_mtp_types(fn: ast.FunctionDef) -> dict[str, Any]:
         needs = "num_nextn_predict_layers > 0" in ast.unparse(n.test)
         for by, value in matched:
             if value != dst:
-                entry = {"by": by, "mtp_type": dst}
+                entry: dict[str, object] = {"by": by, "mtp_type": dst}
                 targets.setdefault(value, {**entry, "needs_layers": True} if needs else entry)
         np_ = _n_predict(n.body)
         if np_ is not None and dst not in layers:
@@ -235,7 +235,8 @@ def _vllm_detection(fn: ast.FunctionDef, consts: dict[str, str]) -> list[dict[st
                 if isinstance(s, ast.Assign) and ast.unparse(s.targets[0]) == "self.method":
                     method = ast.literal_eval(s.value)
             if method is not None:
-                subs, archs = [], []
+                subs: list[str] = []
+                archs: list[str] = []
                 for c in ast.walk(node.test):
                     if isinstance(c, ast.Compare) and isinstance(c.ops[0], ast.In):
                         right = ast.unparse(c.comparators[0])
@@ -313,7 +314,7 @@ def _draft_rename(body: list[ast.stmt]) -> tuple[str | None, int | None]:
             if len(dst) == 1 and "DSpark" not in dst[0] and cls is None:
                 cls = dst[0]
         elif target.endswith("num_nextn_predict_layers") and isinstance(s.value, ast.Constant):
-            forced = int(s.value.value)
+            forced = int(str(s.value.value))
     return cls, forced
 
 
@@ -424,6 +425,35 @@ def _ts_nextn_classes(tree: Tree) -> list[str]:
     return sorted(out)
 
 
+def _ts_draft_renames(hf: str) -> list[dict[str, str | None]]:
+    """``get_config``'s draft-worker renames before the ``<arch>NextN`` default: each branch
+    ``config.architectures[0] == "X"`` (with ``speculative_algorithm == "A"`` when it has one)
+    that assigns ``config.architectures[0] = "Y"`` -> ``{"from": X, "to": Y, "algorithm": A}``."""
+    out: list[dict[str, str | None]] = []
+    for n in ast.walk(_function(ast.parse(hf), None, "get_config")):
+        if not (
+            isinstance(n, ast.If) and '"NextN" not in' in ast.unparse(n.test).replace("'", '"')
+        ):
+            continue
+        branch: ast.stmt | None = n.body[0] if n.body else None
+        while isinstance(branch, ast.If):
+            test = ast.unparse(branch.test).replace("'", '"')
+            src = re.search(r'config\.architectures\[0\] == "(\w+)"', test)
+            algo = re.search(r'speculative_algorithm == "(\w+)"', test)
+            dst = [
+                b.value.value
+                for b in branch.body
+                if isinstance(b, ast.Assign) and isinstance(b.value, ast.Constant)
+            ]
+            if src and dst:
+                out.append({"from": src.group(1), "to": str(dst[0]),
+                            "algorithm": algo.group(1) if algo else None})  # fmt: skip
+            branch = branch.orelse[0] if len(branch.orelse) == 1 else None
+    if not out:
+        raise _fail(f"{TS_HF_UTILS} get_config draft-worker renames")
+    return out
+
+
 def extract_tokenspeed(tree: Tree) -> dict[str, Any]:
     """The tokenspeed methods data (see the module docstring)."""
     hf = tree.read(TS_HF_UTILS)
@@ -445,6 +475,7 @@ def extract_tokenspeed(tree: Tree) -> dict[str, Any]:
         "draft_path_defaults_to_target": re.findall(r'"([A-Z0-9_]+)"', base.group(1)),
         "nextn_rename": "<target architecture>NextN (unless it names NextN/Eagle/DFlash/DSpark)",
         "nextn_classes": _ts_nextn_classes(tree),
+        "draft_renames": _ts_draft_renames(hf),
     }
 
 

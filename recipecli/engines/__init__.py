@@ -117,8 +117,9 @@ def engine_models() -> list[EngineModel]:
 def code_engines() -> dict[str, tuple[str, ...]]:
     """Which engines each finding code applies to, derived from the models: catalog code
     (:func:`recipecli.codes.catalog_code`) -> the names of the engines one of whose steps lists
-    it, in :data:`ENGINES` order. A code no step lists is absent (it is a property of the
-    checkpoint or recipe itself: engine ``any``)."""
+    it, in :data:`ENGINES` order, then the engines whose method rules may report it
+    (each engine's ``methods.CODES``). A code neither lists is absent (it is a
+    property of the checkpoint or recipe itself: engine ``any``)."""
     from recipecli.codes import catalog_code
 
     out: dict[str, list[str]] = {}
@@ -128,6 +129,15 @@ def code_engines() -> dict[str, tuple[str, ...]]:
                 names = out.setdefault(catalog_code(code.replace("*", "<role>")), [])
                 if model.name not in names:
                     names.append(model.name)
+    for spec in engine_specs():  # the method rules (issue #27): <home>.methods.CODES
+        try:
+            mod = import_module(f"{spec.home}.methods")
+        except ModuleNotFoundError:
+            continue
+        for code in getattr(mod, "CODES", ()):
+            names = out.setdefault(code, [])
+            if spec.name not in names:
+                names.append(spec.name)
     return {code: tuple(names) for code, names in out.items()}
 
 

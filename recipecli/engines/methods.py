@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias, get_args
 
 from recipecli.checkpoint.model import Checkpoint
@@ -148,7 +148,11 @@ class EngineMethods:
         cite: rule name (``method``, ``mtp``, ``eagle1``, ``eagle31``, ``dflash``) -> Source.
         mtp: target -> :class:`MtpPath` (the engine's MTP resolution).
         mtp_tokens_rule: True when the engine enforces vLLM's n_predict multiple rule.
+        mtp_max_layers: True when the engine's MTP class loads a bounded number of layers
+            (:attr:`MtpPath.max_layers`: ``method.mtp_layers``).
         extra: the engine's own further rules (DFlash/DSpark block size), None when none.
+        extra_codes: method -> the codes ``extra`` may report for it (the engine pages and
+            docs/engines/codes.md name the engine for them).
     """
 
     engine: str
@@ -157,7 +161,9 @@ class EngineMethods:
     cite: Mapping[str, object]
     mtp: Callable[[MethodInput], MtpPath]
     mtp_tokens_rule: bool = False
+    mtp_max_layers: bool = False
     extra: Callable[[MethodInput], Sequence[Finding]] | None = None
+    extra_codes: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 def engine_rules(em: EngineMethods, mi: MethodInput) -> list[Finding]:
@@ -339,11 +345,18 @@ def run_methods(
     return chosen, out
 
 
-#: method -> (the codes its rules may report, the citations (``EngineMethods.cite`` keys))
+#: method -> (the codes the shared rules may report for a served method, the citations
+#: (``EngineMethods.cite`` keys)); a refused method reports ``method.unsupported`` only, and an
+#: engine's own rules add their ``EngineMethods.extra_codes``
 _METHOD_DOCS: Mapping[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
-    "eagle": (("method.supported", "method.unsupported", "method.mismatch"), ("method",)),
+    "eagle": (("method.supported", "method.mismatch"), ("method",)),
     "eagle3": (
-        ("method.supported", "method.eagle1_as_eagle3", "method.eagle31_exclusive"),
+        (
+            "method.supported",
+            "method.mismatch",
+            "method.eagle1_as_eagle3",
+            "method.eagle31_exclusive",
+        ),
         ("method", "eagle1", "eagle31"),
     ),
     "mtp": (
@@ -358,11 +371,11 @@ _METHOD_DOCS: Mapping[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
         ("method", "mtp"),
     ),
     "dflash": (
-        ("method.supported", "method.layer_ids", "method.mask_token", "method.block_size"),
+        ("method.supported", "method.mismatch", "method.layer_ids", "method.mask_token"),
         ("method", "dflash"),
     ),
     "dspark": (
-        ("method.supported", "method.layer_ids", "method.mask_token", "method.block_size"),
+        ("method.supported", "method.mismatch", "method.layer_ids", "method.mask_token"),
         ("method", "dflash"),
     ),
 }
@@ -389,14 +402,34 @@ def method_docs(spec: EngineSpec) -> list[MethodDoc]:
         em: EngineMethods = importlib.import_module(f"{spec.home}.methods").METHODS
     except ModuleNotFoundError:
         return []
+    return engine_method_docs(em)
+
+
+def engine_method_docs(em: EngineMethods) -> list[MethodDoc]:
+    """:func:`method_docs` of the engine's :class:`EngineMethods`."""
     out: list[MethodDoc] = []
     for m in METHODS:
         codes, keys = _METHOD_DOCS[m]
         if m in em.spelling:
             verdict = f"served as `{em.spelling[m]}`"
+            codes += em.extra_codes.get(m, ())
         else:
             verdict = f"refused ({em.refusal.get(m, 'not accepted')})"
-        if m == "mtp" and not em.mtp_tokens_rule:
-            codes = tuple(c for c in codes if c != "method.mtp_tokens")
+            codes, keys = ("method.unsupported",), ("method",)
+        if m == "mtp":
+            drop = {"method.mtp_tokens"} if not em.mtp_tokens_rule else set()
+            drop |= {"method.mtp_layers"} if not em.mtp_max_layers else set()
+            codes = tuple(c for c in codes if c not in drop)
         out.append(MethodDoc(m, verdict, codes, tuple(em.cite[k] for k in keys)))
     return out
+
+
+def method_codes(em: EngineMethods) -> tuple[str, ...]:
+    """Every ``method.*`` code the engine's method rules may report, in first-listed order
+    (:func:`engine_method_docs`); each engine's ``methods.CODES``, which
+    :func:`recipecli.engines.code_engines` reads. ``method.detected`` is not an engine's:
+    ``auto`` reports it once for the pair."""
+    out: list[str] = []
+    for doc in engine_method_docs(em):
+        out += [c for c in doc.codes if c not in out]
+    return tuple(out)

@@ -17,6 +17,7 @@ from recipecli.engines.methods import (
     MethodInput,
     MtpPath,
     engine_rules,
+    method_codes,
     methods_data,
 )
 from recipecli.engines.sglang.sources import src
@@ -106,14 +107,22 @@ def block_size_rule(mi: MethodInput) -> list[Finding]:
     ]
 
 
+#: the codes block_size_rule reports, by method
+EXTRA_CODES = {"dflash": ("method.block_size",)}
+
 METHODS = EngineMethods(
     engine="sglang",
     spelling=_spelling(),
     refusal={},
     cite=CITE,
     mtp=mtp_path,
+    mtp_max_layers=True,
     extra=block_size_rule,
+    extra_codes=EXTRA_CODES,
 )
+
+#: the codes these rules may report (docs/engines/codes.md names the engine for them)
+CODES = method_codes(METHODS)
 
 
 def rules(mi: MethodInput) -> Sequence[Finding]:

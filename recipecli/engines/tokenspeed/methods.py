@@ -16,6 +16,7 @@ from recipecli.engines.methods import (
     MethodInput,
     MtpPath,
     engine_rules,
+    method_codes,
     methods_data,
 )
 from recipecli.engines.tokenspeed.sources import src
@@ -55,8 +56,21 @@ def mtp_path(mi: MethodInput) -> MtpPath:
     """The draft worker's ``<arch>NextN`` rename and whether that class is registered; the layer
     count ModelConfig reads (``mtp_num_hidden_layers``, else ``num_nextn_predict_layers``)."""
     arch = str((mi.target_ck.config.get("architectures") or [""])[0])
+    data = methods_data(SPEC)
     cls = arch if "NextN" in arch else arch + "NextN"
-    if cls not in methods_data(SPEC)["nextn_classes"]:
+    for r in data.get("draft_renames", []):
+        if r["from"] == arch and r["algorithm"] in (None, "MTP"):
+            cls = r["to"]
+    if "Eagle3" in cls:  # get_config: MiniMaxM2ForCausalLM -> LlamaForCausalLMEagle3
+        return MtpPath(
+            None,
+            None,
+            None,
+            f"tokenspeed's draft worker renames {arch} to {cls} (hf_transformers_utils.get_config), "
+            "its EAGLE3 Llama head, not an MTP class: --speculative-algorithm MTP on this target "
+            "builds an EAGLE3 head from the target's checkpoint; serve an EAGLE3 draft with EAGLE3",
+        )
+    if cls not in data["nextn_classes"]:
         return MtpPath(
             None,
             None,
@@ -78,6 +92,9 @@ METHODS = EngineMethods(
     cite=CITE,
     mtp=mtp_path,
 )
+
+#: the codes these rules may report (docs/engines/codes.md names the engine for them)
+CODES = method_codes(METHODS)
 
 
 def rules(mi: MethodInput) -> Sequence[Finding]:

@@ -15,6 +15,7 @@ from recipecli.engines.methods import (
     MethodInput,
     MtpPath,
     engine_rules,
+    method_codes,
     methods_data,
 )
 from recipecli.engines.vllm.sources import src
@@ -108,6 +109,9 @@ def block_size_rule(mi: MethodInput) -> list[Finding]:
     ]
 
 
+#: the codes block_size_rule reports, by method
+EXTRA_CODES = {"dspark": ("method.block_size",)}
+
 METHODS = EngineMethods(
     engine="vllm",
     spelling={
@@ -120,7 +124,11 @@ METHODS = EngineMethods(
     mtp=mtp_path,
     mtp_tokens_rule=True,
     extra=block_size_rule,
+    extra_codes=EXTRA_CODES,
 )
+
+#: the codes these rules may report (docs/engines/codes.md names the engine for them)
+CODES = method_codes(METHODS)
 
 
 def rules(mi: MethodInput) -> Sequence[Finding]:
