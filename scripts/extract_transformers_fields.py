@@ -362,9 +362,10 @@ def extract(root: Path) -> dict[str, Any]:
     return {
         "package": "transformers",
         "version": transformers.__version__,
+        # the engine pages print the source, then the version
         "source": (
-            f"transformers {transformers.__version__} config classes (CONFIG_MAPPING_NAMES and "
-            "their sub_configs), read by scripts/extract_transformers_fields.py"
+            "transformers' config classes (CONFIG_MAPPING_NAMES and their sub_configs, read from "
+            "the classes by scripts/extract_transformers_fields.py), release"
         ),
         "base": base_json,
         "registered": registered,
@@ -373,9 +374,14 @@ def extract(root: Path) -> dict[str, Any]:
 
 
 def write(path: Path, data: dict[str, Any]) -> None:
-    """One line per model (a diff shows which model changed); written whole, then renamed."""
+    """One line per model (a diff shows which model changed), keys sorted; written whole, then
+    renamed."""
     head = {k: v for k, v in data.items() if k != "models"}
-    body = ",\n".join(f"{json.dumps(k)}: {json.dumps(v)}" for k, v in data["models"].items())
+    # keys sorted: some defaults are mappings transformers builds from a set (NeoMMEConfig's
+    # rope_parameters), whose order differs between runs
+    body = ",\n".join(
+        f"{json.dumps(k)}: {json.dumps(v, sort_keys=True)}" for k, v in data["models"].items()
+    )
     text = json.dumps(head)[:-1] + ', "models": {\n' + body + "\n}}\n"
     assert json.loads(text) == json.loads(json.dumps(data))
     tmp = path.with_suffix(".tmp")
