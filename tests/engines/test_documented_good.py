@@ -53,11 +53,15 @@ ALLOWED: dict[tuple[str, str, str], str] = {
 
 
 _KIMI_K2 = (
-    "a false alarm found by this corpus: each engine registers a config class for model_type "
-    "kimi_k2 (vLLM transformers_utils/config.py _CONFIG_REGISTRY: kimi_k2 -> DeepseekV3Config; "
-    "SGLang srt/utils/hf_transformers/common.py _KimiK2ConfigAlias, 'For kimi_k25_eagle3'; "
-    "tokenspeed runtime/configs/kimi_k2_config.py KimiK2Config), but config.model_type looks in "
-    "transformers' classes only (engines/<engine>/config.py: outside this corpus' zone, issue #31)"
+    "config.model_type on model_type kimi_k2 is a false alarm this corpus found: each engine "
+    "registers a config class for it (vLLM transformers_utils/config.py _CONFIG_REGISTRY: kimi_k2 "
+    "-> DeepseekV3Config; SGLang srt/utils/hf_transformers/common.py _KimiK2ConfigAlias; "
+    "tokenspeed runtime/configs/kimi_k2_config.py KimiK2Config), and its fix reads them "
+    "(engines/<engine>/config.py, issue #31). Behind it: maxpos.short, TorchSpec's template "
+    "names no max_position_embeddings, so DeepseekV3Config's default 4096 applies below the "
+    "target's 262144 (SGLang refuses; vLLM and tokenspeed warn); the documented launches "
+    "(--context-length / --max-model-len 80000, no SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN) "
+    "imply the published config.json sets more, which is not known offline"
 )
 #: pair -> the false alarm ``check`` still raises on it, with the engine code that contradicts
 #: it; xfail(strict): the test fails once it is fixed, and the entry goes

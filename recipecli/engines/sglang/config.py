@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any, cast
 
 from recipecli.codes import finding
 from recipecli.engines.base import (
@@ -10,6 +11,7 @@ from recipecli.engines.base import (
 )
 from recipecli.engines.common import (
     missing_model_type,
+    registered_configs,
     resolve_geometry,
 )
 from recipecli.engines.sglang.sources import (
@@ -26,9 +28,14 @@ from recipecli.engines.sglang.sources import (
     TRANSFORMERS,
     _data,
     _eagle_config,
+    src,
     steps,
 )
 from recipecli.findings import Finding
+
+#: SGLang's own config classes: ``get_config`` builds a model type in ``_CONFIG_REGISTRY`` with
+#: SGLang's class (``kimi_k2`` -> ``_KimiK2ConfigAlias(DeepseekV3Config)``, "For kimi_k25_eagle3")
+CONFIG_REGISTRY = src("utils/hf_transformers/common.py", "_CONFIG_REGISTRY")
 
 # --------------------------------------------------------------------------- a. config
 
@@ -96,9 +103,15 @@ def _draft_config(run: EngineRun) -> Iterator[Finding]:
         run.stop = "config"
         return
     run.set("model_type", model_type, "config: model_type")
+    own = registered_configs(_config_registry(), "SGLang", TRANSFORMERS)
     try:
         refused = resolve_geometry(
-            run, model_type, "get_config (AutoConfig)", transformers=TRANSFORMERS, source=GET_CONFIG
+            run,
+            model_type,
+            "get_config (_CONFIG_REGISTRY)" if model_type in own else "get_config (AutoConfig)",
+            transformers=TRANSFORMERS,
+            source=(GET_CONFIG, CONFIG_REGISTRY) if model_type in own else GET_CONFIG,
+            overrides=own,
         )
     except KeyError:
         if run.ctx.draft.format == "D":
@@ -119,6 +132,12 @@ def _draft_config(run: EngineRun) -> Iterator[Finding]:
         yield from refused
         run.stop = "config"
         return
+
+
+def _config_registry() -> Mapping[str, Mapping[str, Any]]:
+    """SGLang's ``_CONFIG_REGISTRY`` as extracted (data file key ``config_registry``)."""
+    data = cast(Mapping[str, Any], _data())
+    return cast(Mapping[str, Mapping[str, Any]], data.get("config_registry", {}))
 
 
 def _speculators(run: EngineRun, model_type: str | None) -> Finding:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
-from typing import Any
+from typing import Any, cast
 
 from recipecli.codes import finding
 from recipecli.engines.base import (
@@ -11,6 +11,7 @@ from recipecli.engines.base import (
 )
 from recipecli.engines.common import (
     missing_model_type,
+    registered_configs,
     resolve_geometry,
 )
 from recipecli.engines.tokenspeed.sources import (
@@ -23,9 +24,14 @@ from recipecli.engines.tokenspeed.sources import (
     TRANSFORMERS,
     WIRE,
     _data,
+    src,
     steps,
 )
 from recipecli.findings import Finding
+
+#: tokenspeed's own config classes: ``get_config`` builds a model type in ``_CONFIG_REGISTRY``
+#: with tokenspeed's class (``kimi_k2`` -> ``KimiK2Config(DeepseekV3Config)``, kimi_k2_config.py)
+CONFIG_REGISTRY = src("utils/hf_transformers_utils.py", "_CONFIG_REGISTRY")
 
 # --------------------------------------------------------------------------- a. config
 
@@ -82,7 +88,12 @@ def _draft_config(run: EngineRun) -> Iterator[Finding]:
     cfg = run.ctx.draft_ck.config
     data = _data()
     model_type = str(cfg.get("model_type") or "")
-    own = data.get("config_classes", {})
+    # tokenspeed's classes with their own defaults, then the registered transformers subclasses
+    # (KimiK2Config(DeepseekV3Config)) with their transformers base's defaults
+    subclassed = registered_configs(
+        cast(Mapping[str, Any], data).get("config_registry", {}), "tokenspeed", TRANSFORMERS
+    )
+    own = {**subclassed, **data.get("config_classes", {})}
     if not model_type and "llama" not in own:
         yield (
             _speculators(run, None)
@@ -96,9 +107,9 @@ def _draft_config(run: EngineRun) -> Iterator[Finding]:
         refused = resolve_geometry(
             run,
             model_type,
-            "get_config",
+            "get_config (_CONFIG_REGISTRY)" if model_type in subclassed else "get_config",
             transformers=TRANSFORMERS,
-            source=GET_CONFIG,
+            source=(GET_CONFIG, CONFIG_REGISTRY) if model_type in subclassed else GET_CONFIG,
             overrides=own,
         )
     except KeyError:

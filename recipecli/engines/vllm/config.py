@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
-from typing import Any
+from typing import Any, cast
 
 from recipecli.codes import finding
 from recipecli.draft import DraftModel
@@ -12,6 +12,7 @@ from recipecli.engines.base import (
 )
 from recipecli.engines.common import (
     missing_model_type,
+    registered_configs,
     resolve_geometry,
 )
 from recipecli.engines.vllm.sources import (
@@ -31,6 +32,10 @@ from recipecli.engines.vllm.sources import (
     steps,
 )
 from recipecli.findings import Finding
+
+#: vLLM's own config classes: ``get_config`` builds a registered model_type with its class
+#: (``kimi_k2`` -> transformers ``DeepseekV3Config``) before transformers' AutoConfig
+CONFIG_REGISTRY = src("vllm/transformers_utils/config.py", "_CONFIG_REGISTRY / get_config")
 
 # --------------------------------------------------------------------------- a. config
 
@@ -144,13 +149,19 @@ def _geometry(run: EngineRun, speculators: bool) -> list[Finding]:
     ``@strict`` null, or a speculators layer config that lacks a key ``SpeculatorsConfig`` has no
     default for), else nothing."""
     model_type = run.get("model_type")
+    own = registered_configs(_config_registry(), "vLLM", TRANSFORMERS)
     try:
         refused = resolve_geometry(
             run,
             model_type,
-            "EAGLEConfig(model=AutoConfig)",
+            "get_config (_CONFIG_REGISTRY), EAGLEConfig"
+            if model_type in own
+            else "EAGLEConfig(model=AutoConfig)",
             transformers=TRANSFORMERS,
-            source=(SPEC_CFG, EAGLE_CFG),
+            source=(SPEC_CFG, EAGLE_CFG, CONFIG_REGISTRY)
+            if model_type in own
+            else (SPEC_CFG, EAGLE_CFG),
+            overrides=own,
         )
     except KeyError:
         return [
@@ -166,6 +177,12 @@ def _geometry(run: EngineRun, speculators: bool) -> list[Finding]:
     if speculators:
         refused.extend(_speculators_lacking(run.ctx.draft_ck.config))
     return refused
+
+
+def _config_registry() -> Mapping[str, Mapping[str, Any]]:
+    """vLLM's ``_CONFIG_REGISTRY`` as extracted (data file key ``config_registry``)."""
+    data = cast(Mapping[str, Any], _registry())
+    return cast(Mapping[str, Mapping[str, Any]], data.get("config_registry", {}))
 
 
 def _speculators_lacking(raw: Mapping[str, Any]) -> list[Finding]:
