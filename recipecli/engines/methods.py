@@ -20,7 +20,7 @@ from recipecli.draft.method import MethodDraft, method_draft
 from recipecli.draft.model import DraftModel
 from recipecli.engines.spec import EngineSpec
 from recipecli.findings import Finding
-from recipecli.target_mtp import MtpLayers, mtp_layers
+from recipecli.target_mtp import LAYER_KEYS, MtpLayers, mtp_layers
 
 #: The methods ``check --method`` takes (``auto`` detects one from the draft's config).
 Method: TypeAlias = Literal["eagle", "eagle3", "mtp", "dflash", "dspark"]
@@ -246,6 +246,19 @@ def _mtp(em: EngineMethods, mi: MethodInput) -> Iterator[Finding]:
         yield finding("method.mtp_target", path.refusal, engine=e, source=em.cite["mtp"])
         return
     n = path.layers
+    mtp = mi.mtp
+    if n and not mtp.declared and mtp.has_index and not mtp.tensor_layers:
+        yield finding(  # the engine forces a count, but the checkpoint has no MTP layer at all
+            "method.mtp_no_layers",
+            f"the target declares no MTP layer (no {' / '.join(LAYER_KEYS)}) and its index has "
+            f"no MTP tensors: {e}'s {path.draft_class} ({path.layers_key} = {n}) loads nothing; "
+            "use a checkpoint that ships MTP layers",
+            engine=e,
+            source=em.cite["mtp"],
+            key=path.layers_key,
+            layers=0,
+        )
+        return
     if not n:
         key = path.layers_key or "the layer count"
         yield finding(
@@ -268,7 +281,6 @@ def _mtp(em: EngineMethods, mi: MethodInput) -> Iterator[Finding]:
             declared=n,
             most=path.max_layers,
         )
-    mtp = mi.mtp
     if mtp.has_index and len(mtp.tensor_layers) < n:
         yield finding(
             "method.mtp_weights_missing",

@@ -37,3 +37,14 @@ def test_codes_page_names_the_engines_of_method_codes():
     assert got["method.mtp_layers"] == ("sglang",)
     assert set(got["method.mtp_target"]) == {"vllm", "sglang", "tokenspeed"}
     assert "method.detected" not in got  # auto's own line, engine "any"
+
+
+def test_no_mtp_key_and_no_mtp_tensors_is_no_layers_not_weights_missing(tmp_path: Path):
+    # SGLang configs/model_config.py _config_draft_model: Qwen3MoeForCausalLM ->
+    # Qwen3MoeForCausalLMMTP with num_nextn_predict_layers = 1 set by SGLang; a Qwen3-30B-A3B
+    # config declares no MTP key and its index has no mtp.* tensor: there is no layer to load
+    t = mtp_target(tmp_path, model_type="qwen3_moe", arch="Qwen3MoeForCausalLM", declared={},
+                   tensor_layers=())  # fmt: skip
+    res = run_check(t, t, tps=(1,), engines=("sglang",), method="mtp")
+    codes = [f.code for f in res.findings if f.code.startswith("method.")]
+    assert "method.mtp_no_layers" in codes and "method.mtp_weights_missing" not in codes
