@@ -576,25 +576,15 @@ def no_tensor_findings(run: EngineRun, source: Citation) -> list[Finding]:
     ]
 
 
-def registered_configs(
-    registry: Mapping[str, Mapping[str, Any]], engine: str, transformers: str
-) -> dict[str, dict[str, Any]]:
-    """``overrides`` for :func:`resolve_geometry` from an engine's own config registry (its data
-    file's ``config_registry``: model_type -> the class the engine registers, and the transformers
-    model type whose defaults that class keeps, or None): each registered type whose class is a
-    transformers class, or a subclass that changes only ``model_type``, takes that transformers
-    class's entry at version ``transformers``, labelled with the engine's class
-    (``vLLM _CONFIG_REGISTRY['kimi_k2'] DeepseekV3Config``). Types whose class sets its own
-    defaults are left out (they resolve as before). ``engine`` names the engine in the label."""
-    models = transformers_defaults(transformers)["models"]
-    out: dict[str, dict[str, Any]] = {}
-    for model_type, entry in registry.items():
-        base = entry.get("transformers_model_type")
-        if not base or base not in models:
-            continue
-        label = f"{engine} {entry['class']} (transformers {transformers} {models[base]['class']})"
-        out[model_type] = {**models[base], "class": label}
-    return out
+def registered_configs(reg: Mapping[str, Any], engine: str, transformers: str) -> dict[str, Any]:
+    """``overrides`` for :func:`resolve_geometry` from an engine's ``config_registry`` (#31): a type
+    registered with a transformers class (or a model_type-only subclass) takes its entry."""
+    m = transformers_defaults(transformers)["models"]
+    return {
+        k: {**m[b], "class": f"{engine} {e['class']} (transformers {transformers} {m[b]['class']})"}
+        for k, e in reg.items()
+        if (b := e.get("transformers_model_type")) in m
+    }
 
 
 def missing_model_type(run: EngineRun, source: Citation) -> Finding:
