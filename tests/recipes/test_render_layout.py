@@ -29,7 +29,10 @@ def test_tp_set_re_derives_the_first_devices():
 def test_tp_set_down_and_on_other_engines():
     r = render_command("gpt-oss-120b-eagle3", "vllm", sets=["tensor_parallel_size=2"])
     assert r.env["CUDA_VISIBLE_DEVICES"] == "0,1"
-    r = render_command("gpt-oss-120b-eagle3", "tokenspeed", sets=["tensor_parallel_size=8"])
+    # the recipe marks tokenspeed unsupported (its draft): --force renders it
+    r = render_command(
+        "gpt-oss-120b-eagle3", "tokenspeed", sets=["tensor_parallel_size=8"], force=True
+    )
     assert r.env["CUDA_VISIBLE_DEVICES"] == "0,1,2,3,4,5,6,7"
 
 
