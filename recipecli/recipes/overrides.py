@@ -310,7 +310,9 @@ def place_overrides(
     )
     for src in sources:
         _take_source(state, src)
-    from recipecli.engines.base import text_config_fields  # the transformers class's own fields
+    from recipecli.engines.datafiles import (
+        text_config_fields,  # the transformers class's own fields
+    )
 
     known = {*known, *text_config_fields(engine_spec(engine).pin.transformers, config)}
     for key in list(state.text):

@@ -418,6 +418,10 @@ def run_render(*args):
         ("nosuchflag=1", "--set nosuchflag: not a serve field nor a vllm"),
         ("max-num-seq=8", "did you mean 'max-num-seqs'?"),
         ("max_model_lenn=8", "did you mean 'max_model_len'?"),
+        # the short names of check --tp/--pp/--dp name their serve fields (difflib alone said 'p')
+        ("tp=4", "did you mean 'tensor_parallel_size'?"),
+        ("pp=2", "did you mean 'pipeline_parallel_size'?"),
+        ("dp=2", "did you mean 'data_parallel_size'?"),
         (
             "speculative.num_speculative_token=5",
             "did you mean 'speculative.num_speculative_tokens'",
@@ -545,23 +549,17 @@ def test_render_directory_says_directory(tmp_path):
     assert f"{tmp_path}: is a directory, not a recipe file" in proc.stderr
 
 
-def test_bundled_render_has_no_warnings_and_is_fast():
-    import time
-
+def test_bundled_render_has_no_warnings():
+    # speed is measured by benchmarks/bench_render.py (figures, target < 0.5 s), not here
     code = (
-        "import time; t = time.perf_counter()\n"
         "from recipecli.cli import main\n"
         "try:\n    main(['render', 'minimax-m3-eagle3', '--engine', 'vllm', '--what', 'all'])\n"
         "except SystemExit:\n    pass\n"
-        "import sys; print(time.perf_counter() - t, file=sys.stderr)\n"
     )
-    start = time.perf_counter()
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    wall = time.perf_counter() - start
+    assert proc.returncode == 0, proc.stderr
     assert "warning" not in proc.stderr
-    in_process = float(proc.stderr.strip().splitlines()[-1])
-    assert in_process < 0.5, in_process
-    assert wall < 2.0, wall  # interpreter start-up included; generous for a loaded 2-core CI box
+    assert proc.stdout.startswith("# serve (vllm, b200)\nvllm serve nvidia/MiniMax-M3-NVFP4")
 
 
 def test_render_refuses_an_engine_the_recipe_says_cannot_serve_it():
