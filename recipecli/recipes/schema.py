@@ -9,6 +9,7 @@ standard validator accepts the same schema.
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Callable, Mapping
 from typing import Any, get_args
@@ -290,7 +291,9 @@ def validate(
                 errors.extend(validate(item, props[key], sub))
             elif extra is False:
                 known = ", ".join(props) or "none"
-                errors.append((sub, f"{'.'.join(sub)}: unknown field (known: {known})"))
+                close = difflib.get_close_matches(key, list(props), n=1, cutoff=0.6)
+                hint = f"did you mean {close[0]!r}? " if close else ""
+                errors.append((sub, f"{'.'.join(sub)}: unknown field ({hint}known: {known})"))
             elif isinstance(extra, Mapping):
                 errors.extend(validate(item, extra, sub))
     return errors

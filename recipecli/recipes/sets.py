@@ -282,8 +282,18 @@ def set_candidates(engine: str) -> list[str]:
     return [*E.SERVE_FIELD_TYPES, *spec, "target", "draft", *flags, *bench]
 
 
+#: the short names users type for a layout field (``check --tp/--pp/--dp``): suggested as the field
+SHORT_FIELDS = {
+    "tp": "tensor_parallel_size",
+    "pp": "pipeline_parallel_size",
+    "dp": "data_parallel_size",
+}
+
+
 def _unknown(name: str, engine: str, what: str) -> UsageError:
-    close = difflib.get_close_matches(name, set_candidates(engine), n=1, cutoff=0.6)
+    short = SHORT_FIELDS.get(name.removeprefix("serve.").replace("-", "_").lower())
+    close = [short] if short else []
+    close = close or difflib.get_close_matches(name, set_candidates(engine), n=1, cutoff=0.6)
     hint = f"did you mean {close[0]!r}?" if close else "see docs/recipes-format.md (Layering)"
     return UsageError(f"--set {name}: {what}", hint=hint)
 

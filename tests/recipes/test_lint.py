@@ -166,6 +166,19 @@ def test_invalid_json_arg(tmp_path):
     assert codes(lint_recipe(path)) == [("recipe.json_invalid", "error")]
 
 
+def test_unknown_serve_field_says_did_you_mean(tmp_path):
+    # max_modle_len: two letters swapped from the serve field max_model_len
+    path = write(tmp_path, serve={"tensor_parallel_size": 1, "max_modle_len": 8192})
+    (msg,) = [f.message for f in lint_recipe(path) if f.code == "recipe.schema"]
+    assert msg.startswith(
+        "serve.max_modle_len: unknown field (did you mean 'max_model_len'? known: "
+    )
+    # nothing close: no suggestion, the known list only
+    path = write(tmp_path, serve={"zzzz": 1})
+    (msg,) = [f.message for f in lint_recipe(path) if f.code == "recipe.schema"]
+    assert "did you mean" not in msg and "unknown field (known: tensor_parallel_size" in msg
+
+
 def test_schema_errors_with_line(tmp_path):
     p = tmp_path / "bad.yaml"
     p.write_text(
