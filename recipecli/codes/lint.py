@@ -211,6 +211,13 @@ ENTRIES: tuple[Code, ...] = (
         source="docs/lint.md",
     ),
     _code(
+        "recipe.results_outside",
+        "error",
+        "refused by docs",
+        "A results entry names a file outside the recipe's folder (../, absolute, a link out).",
+        source="docs/lint.md",
+    ),
+    _code(
         "recipe.engine_unsupported",
         "info",
         "not rendered",

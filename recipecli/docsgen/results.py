@@ -10,7 +10,7 @@ from typing import Any
 from recipecli.docsgen.markdown import prose
 from recipecli.engines import TITLES as ENGINE_TITLES
 from recipecli.errors import RecipeError
-from recipecli.recipes.loader import Recipe
+from recipecli.recipes.loader import Recipe, check_results_inside
 
 
 def results_sections(recipe: Recipe, engine: str | None = None) -> list[dict[str, str]]:
@@ -18,8 +18,8 @@ def results_sections(recipe: Recipe, engine: str | None = None) -> list[dict[str
     :mod:`recipecli.report` from the ``vllm bench serve --save-result`` JSON files.
 
     Each entry: ``title``, ``baseline`` and ``candidate`` (file or list of files, relative to the
-    recipe file), optional ``gpus``, ``labels`` ``[A, B]``, ``eval_baseline`` /
-    ``eval_candidate``, ``engine`` and ``hardware``.
+    recipe file and inside its folder, links followed), optional ``gpus``, ``labels``
+    ``[A, B]``, ``eval_baseline`` / ``eval_candidate``, ``engine`` and ``hardware``.
 
     Args:
         recipe: the recipe.
@@ -29,11 +29,14 @@ def results_sections(recipe: Recipe, engine: str | None = None) -> list[dict[str
         ``[{"title", "engine", "hardware", "table"}]`` in recipe order.
 
     Raises:
-        RecipeError: an entry is malformed; ReportError/UsageError from the report loader.
+        RecipeError: an entry is malformed, or names a file outside the recipe's folder
+            (``../x``, an absolute path elsewhere, a link out of it; every entry is checked,
+            whatever ``engine``); ReportError/UsageError from the report loader.
     """
     entries = recipe.get("results") or []
     if not isinstance(entries, list):
         raise RecipeError("results must be a list", path=recipe.where("results"))
+    check_results_inside(recipe)
     from recipecli.report import load_report, render_markdown
 
     base = Path(recipe.path).parent

@@ -8,6 +8,7 @@ A recipe is found by path (``my.yaml``) or by the name of a bundled recipe
 from __future__ import annotations
 
 import difflib
+import errno
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -156,8 +157,8 @@ def resolve_recipe_path(ref: str) -> tuple[Path, bool]:
         (path, bundled).
 
     Raises:
-        RecipeError: a directory, a FIFO, device or socket ("not a regular file"), or neither a
-            file nor a bundled name (with a "did you mean").
+        RecipeError: a directory, a FIFO, device or socket ("not a regular file"), a loop of
+            symbolic links (ELOOP), or neither a file nor a bundled name (with a "did you mean").
     """
     path = Path(ref)
     if path.is_file():
@@ -173,7 +174,13 @@ def resolve_recipe_path(ref: str) -> tuple[Path, bool]:
         )
     try:
         mode = path.stat().st_mode
-    except OSError:  # missing, a dangling link, or unreadable: "no such recipe" below
+    except OSError as exc:  # missing, a dangling link, or unreadable: "no such recipe" below
+        if exc.errno == errno.ELOOP:
+            raise RecipeError(
+                "is a loop of symbolic links",
+                path=ref,
+                hint="point the link at a recipe file (`ls -l` shows where each link points)",
+            ) from None
         mode = None
     if mode is not None:  # it exists and is not a regular file (a FIFO, a device, a socket)
         raise RecipeError(
@@ -257,6 +264,59 @@ def _resolve_paths(data: Mapping[str, Any], recipe_dir: Path) -> Mapping[str, An
             for name, prof in hardware.items()
         }
     return out
+
+
+#: the keys of a ``results`` entry that name files (a path or a list of paths)
+RESULTS_FILE_KEYS: tuple[str, ...] = ("baseline", "candidate", "eval_baseline", "eval_candidate")
+
+
+def results_files(recipe: Recipe) -> list[tuple[str, str, bool]]:
+    """Every file the recipe's ``results`` entries name (:data:`RESULTS_FILE_KEYS`), each as
+    ``(value as written, file:line, inside)``: ``inside`` is True when the path, joined to the
+    recipe file's folder and with every symbolic link followed (``os.path.realpath``), lies in
+    that folder. ``docs`` refuses the others (:func:`check_results_inside`), ``lint`` reports them
+    (``recipe.results_outside``). Malformed entries and non-string values are skipped (the
+    schema reports them)."""
+    entries = recipe.get("results")
+    out: list[tuple[str, str, bool]] = []
+    for i, entry in enumerate(entries if isinstance(entries, list) else []):
+        for key in RESULTS_FILE_KEYS if isinstance(entry, Mapping) else ():
+            value = entry.get(key)
+            items = [value] if isinstance(value, str) else value if isinstance(value, list) else []
+            for j, item in enumerate(items):
+                if isinstance(item, str):
+                    at = (str(i), key) if isinstance(value, str) else (str(i), key, str(j))
+                    where = recipe.where("results", *at)
+                    out.append((item, where, _inside(Path(recipe.path).parent, item)))
+    return out
+
+
+def _inside(folder: Path, value: str) -> bool:
+    """True when ``folder / value`` (links followed; an absolute ``value`` as is) is ``folder``
+    or lies below it."""
+    real = Path(os.path.realpath(folder / value))
+    return real.is_relative_to(os.path.realpath(folder))
+
+
+def results_outside_message(recipe: Recipe, value: str) -> str:
+    """The one line for a ``results`` file outside the recipe's folder (docs and lint)."""
+    folder = Path(recipe.label).parent
+    return (
+        f"results entry {value!r} is outside the recipe's folder {folder}; "
+        "copy it beside the recipe"
+    )
+
+
+def check_results_inside(recipe: Recipe) -> None:
+    """Refuse a recipe whose ``results`` name a file outside its folder (:func:`results_files`).
+
+    Raises:
+        RecipeError: the first such file, at its ``file:line``: ``../x``, an absolute path
+            elsewhere, a link out of the folder.
+    """
+    for value, where, inside in results_files(recipe):
+        if not inside:
+            raise RecipeError(results_outside_message(recipe, value), path=where)
 
 
 def load_recipe(ref: str, *, validate_schema: bool = True) -> Recipe:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -299,7 +300,9 @@ def test_models_page_bash_blocks_round_trip_to_render_argv(pages):
         # qwen3-30b-a3b-eagle3 says `unsupported: tokenspeed` (Qwen3MoeForCausalLM captures no aux
         # states there): its section has the reason, no command
         ("tokenspeed", "## Qwen3"): [],
-        ("tokenspeed", "## gpt-oss"): [("gpt-oss-120b-eagle3", "h200x4")],
+        # gpt-oss-120b-eagle3 says `unsupported: tokenspeed` (its draft's use_aux_hidden_state
+        # false, which tokenspeed never reads): no command either
+        ("tokenspeed", "## gpt-oss"): [],
     }
     for (engine, heading), variants in expected.items():
         blocks = bash_blocks(section(pages[f"models-{engine}.md"], heading))
@@ -511,13 +514,15 @@ def test_results_section_from_bench_json(tmp_path):
     # The recipe schema has no `results` field yet: build the Recipe directly (see docs-command.md).
     examples = REPO / "docs" / "examples" / "report"
     data = dict(load_recipe("minimax-m3-eagle3").data)
+    for name in ("baseline.json", "candidate.json"):  # results stay in the recipe's folder
+        shutil.copyfile(examples / name, tmp_path / name)
     data["results"] = [
         {
             "title": "Fused EAGLE3 layer-0 RMSNorm (vLLM PR #47391)",
             "engine": "vllm",
             "hardware": "mi355x",
-            "baseline": str(examples / "baseline.json"),
-            "candidate": str(examples / "candidate.json"),
+            "baseline": "baseline.json",
+            "candidate": "candidate.json",
             "gpus": 4,
             "labels": ["Baseline", "This PR"],
         }

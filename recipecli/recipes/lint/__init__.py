@@ -43,6 +43,7 @@ from recipecli.recipes.lint.override_rules import (
     lint_known_keys,
     lint_overrides,
 )
+from recipecli.recipes.lint.results_rules import lint_results
 from recipecli.recipes.lint.text_rules import lint_text
 from recipecli.recipes.loader import Recipe, bundled_dir, load_recipe
 from recipecli.recipes.schema import validate
@@ -121,6 +122,7 @@ def lint_loaded(recipe: Recipe) -> list[Finding]:
         lint_known_keys,
         lint_text,
         lint_layout,
+        lint_results,
     )
     if not schema_errors:
         for check in checks:
