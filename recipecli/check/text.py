@@ -4,7 +4,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -190,24 +190,43 @@ def _header(res: CheckResult, width: int | None) -> list[str]:
     """Both models, and one line per engine with the values it resolved."""
     from recipecli.output import wrap_line
 
-    t, d = res.target, res.draft
+    t = res.target
     v = shown_value  # the sources and the architecture come from the user's files: cut, escaped
     head = [
         f"target  {v(res.target_source)}: {v(t.architecture)}"
         + (f" (text config under {t.wrapper})" if t.wrapper else "")
         + f", H {t.H}, layers {t.L}, vocab {t.V}",
-        f"draft   {v(res.draft_source)}: "
-        + (
-            f"format {d.format} ({d.format_name}), aux ids "
-            + (str(list(d.aux_ids)) if d.aux_ids is not None else "absent")
-            if d.is_eagle3
-            else "not an EAGLE3 draft"
-        ),
+        _draft_head(res, v),
     ]
     for engine, values in res.resolved.items():
         head.append(f"  as {engine} reads it: {_resolved_line(values)}")
     lines = [w for h in head for w in wrap_line(h, width)]
     return lines
+
+
+def checked_method(res: CheckResult) -> str | None:
+    """The method ``check --method`` checked (asked or detected by ``auto``), read from its
+    ``method.*`` findings' evidence; None for the EAGLE3 check (no ``--method``, or ``auto`` on an
+    EAGLE3 draft)."""
+    for f in res.findings:
+        if f.code in ("method.detected", "method.supported", "method.unsupported"):
+            m = f.evidence.get("method")
+            return str(m) if m else None
+    return None
+
+
+def _draft_head(res: CheckResult, v: Callable[[str], str]) -> str:
+    """The header's draft line: the EAGLE3 format and aux ids, or the method checked (issue #27:
+    MTP without DRAFT reads the target's own MTP layers)."""
+    d, method = res.draft, checked_method(res)
+    if method == "mtp" and res.draft_source == res.target_source:
+        return "draft   none: method mtp, the target's own MTP layers"
+    if method not in (None, "eagle3"):
+        return f"draft   {v(res.draft_source)}: checked as a {method} draft (method.* findings)"
+    if d.is_eagle3:
+        aux = str(list(d.aux_ids)) if d.aux_ids is not None else "absent"
+        return f"draft   {v(res.draft_source)}: format {d.format} ({d.format_name}), aux ids {aux}"
+    return f"draft   {v(res.draft_source)}: not an EAGLE3 draft"
 
 
 def _verdicts(res: CheckResult, strict: bool, color: bool) -> list[str]:
@@ -348,6 +367,8 @@ def _sharing_missing(res: CheckResult, shown: bool, width: int | None = None) ->
 
     have = {r.engine for r in res.embed_sharing}
     out: list[str] = []
+    if checked_method(res) not in (None, "eagle3"):
+        return out  # the EAGLE3 load paths (and their sharing) do not run for another method
     for engine in res.engines:
         if engine in have:
             continue

@@ -48,3 +48,12 @@ def test_no_mtp_key_and_no_mtp_tensors_is_no_layers_not_weights_missing(tmp_path
     res = run_check(t, t, tps=(1,), engines=("sglang",), method="mtp")
     codes = [f.code for f in res.findings if f.code.startswith("method.")]
     assert "method.mtp_no_layers" in codes and "method.mtp_weights_missing" not in codes
+
+
+def test_check_text_header_names_the_method(tmp_path: Path):
+    from recipecli.check.text import format_result
+
+    t = mtp_target(tmp_path)  # DeepSeek-V3, num_nextn_predict_layers 1
+    text = format_result(run_check(t, t, tps=(1,), method="mtp"))
+    assert "draft   none: method mtp, the target's own MTP layers" in text
+    assert "not an EAGLE3 draft" not in text and "no rows" not in text
