@@ -43,7 +43,7 @@ CONFIG_REGISTRY = src("utils/hf_transformers/common.py", "_CONFIG_REGISTRY")
 @steps.add(
     "a",
     "Draft config resolution",
-    sources=(MODEL_CONFIG, GET_CONFIG, DRAFT_MODEL, DRAFT_INIT, MLA_DRAFT),
+    sources=(MODEL_CONFIG, GET_CONFIG, CONFIG_REGISTRY, DRAFT_MODEL, DRAFT_INIT, MLA_DRAFT),
     codes=(
         "config.model_type",
         "config.null_value",
@@ -56,8 +56,10 @@ CONFIG_REGISTRY = src("utils/hf_transformers/common.py", "_CONFIG_REGISTRY")
     ),
 )
 def step_config(run: EngineRun) -> Iterable[Finding]:
-    """``ModelConfig`` builds the draft's config with ``get_config`` (transformers' ``AutoConfig``:
-    ``LlamaConfig`` for ``llama``; a key the checkpoint lacks takes that class's default), after
+    """``ModelConfig`` builds the draft's config with ``get_config`` (SGLang's ``_CONFIG_REGISTRY``
+    class for a type it registers: ``kimi_k2`` is ``_KimiK2ConfigAlias(DeepseekV3Config)``; else
+    transformers' ``AutoConfig``: ``LlamaConfig`` for ``llama``; a key the checkpoint lacks takes
+    that class's default), after
     applying the same ``--json-model-override-args`` as the target's. The Llama draft reads
     ``target_hidden_size`` when the key exists (a null one makes the ``fc`` width None × k), k =
     ``num_aux_hidden_states``, else the length of ``eagle_config.eagle_aux_hidden_state_layer_ids``,

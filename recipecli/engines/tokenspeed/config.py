@@ -39,7 +39,7 @@ CONFIG_REGISTRY = src("utils/hf_transformers_utils.py", "_CONFIG_REGISTRY")
 @steps.add(
     "a",
     "Draft config resolution",
-    sources=(GET_CONFIG, MODEL_CONFIG, DRAFT_INIT),
+    sources=(GET_CONFIG, CONFIG_REGISTRY, MODEL_CONFIG, DRAFT_INIT),
     codes=(
         "config.model_type",
         "config.null_value",
@@ -53,7 +53,8 @@ CONFIG_REGISTRY = src("utils/hf_transformers_utils.py", "_CONFIG_REGISTRY")
 def step_config(run: EngineRun) -> Iterable[Finding]:
     """``get_config`` reads the draft's ``config.json`` and builds tokenspeed's own config class for
     the model types it registers (``qwen2``, ``qwen3``, … — e.g. its ``Qwen3Config`` defaults
-    ``head_dim`` to 128), else transformers' class through ``AutoConfig`` (``LlamaConfig`` for
+    ``head_dim`` to 128; ``KimiK2Config`` only renames transformers' ``DeepseekV3Config``, whose
+    defaults apply), else transformers' class through ``AutoConfig`` (``LlamaConfig`` for
     ``llama``); a key the checkpoint lacks takes that class's default. The same
     ``--hf-overrides`` are applied to the draft's config as to the target's. The Llama draft then
     requires ``num_hidden_layers == 1`` (a missing value is ``LlamaConfig``'s 32) and sizes ``fc``

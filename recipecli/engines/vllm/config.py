@@ -62,7 +62,7 @@ def speculators_hf_config(raw: Mapping[str, Any]) -> dict[str, Any]:
 @steps.add(
     "a",
     "Draft config resolution",
-    sources=(SPEC_CFG, EAGLE_CFG, SPEC_ALGOS, EAGLE3_MODEL),
+    sources=(SPEC_CFG, EAGLE_CFG, SPEC_ALGOS, EAGLE3_MODEL, CONFIG_REGISTRY),
     codes=(
         "config.model_type",
         "config.null_value",
@@ -78,7 +78,8 @@ def step_config(run: EngineRun) -> Iterable[Finding]:
     the layer geometry comes from ``transformer_layer_config``, whose ``model_type`` must be
     ``llama`` or ``qwen3`` (it picks ``Eagle3LlamaForCausalLM`` / ``Eagle3Qwen3ForCausalLM``), and a
     missing ``norm_before_residual`` becomes **true**. Any other draft becomes an ``EAGLEConfig``
-    wrapping transformers' config class for its ``model_type``; a key the checkpoint lacks takes
+    wrapping the config class for its ``model_type`` (vLLM's own ``_CONFIG_REGISTRY`` first:
+    ``kimi_k2`` is transformers' ``DeepseekV3Config``; else transformers'); a key the checkpoint lacks takes
     that class's default (``LlamaConfig``: ``hidden_size`` 4096, 32 heads, ``rms_norm_eps`` 1e-6 …),
     and ``norm_before_residual`` defaults to **false**. The draft model then reads
     ``num_aux_hidden_states`` (top level) or the length of ``eagle_config.eagle_aux_hidden_state_layer_ids``,
