@@ -141,7 +141,11 @@ def test_layout_options_refused_with_recipe(capsys):
     with pytest.raises(SystemExit) as exc:
         main(["check", "--recipe", "llama3.1-8b-eagle3", "--pp", "2"])
     assert exc.value.code == 2
-    assert "not --recipe" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    # one line naming where the layout goes instead: the recipe's serve fields, or TARGET DRAFT
+    assert err.count("\n") == 1 and "do not take --recipe" in err
+    assert "serve fields (pipeline_parallel_size, data_parallel_size" in err
+    assert "as TARGET DRAFT with the layout options" in err
 
 
 def test_bad_pp_list_is_a_usage_error(capsys):

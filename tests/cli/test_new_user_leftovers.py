@@ -46,6 +46,21 @@ def test_check_target_alone_names_the_missing_draft(capsys):
     assert "TARGET and DRAFT" not in err
 
 
+def test_check_example_naming_a_bundled_recipe_points_at_recipe(capsys):
+    # qwen3-30b-a3b-eagle3 is a file in recipecli/data/recipes, not an example pair
+    with pytest.raises(SystemExit) as exc:
+        main(["check", "--example", "qwen3-30b-a3b-eagle3"])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert "recipecli check --recipe qwen3-30b-a3b-eagle3" in err
+    # a name that is neither keeps the list of examples
+    with pytest.raises(SystemExit) as exc:
+        main(["check", "--example", "no-such-pair"])
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and "unknown example 'no-such-pair'" in err and "--recipe" not in err
+
+
 def test_convert_errors_do_not_suggest_a_snapshot(capsys, tmp_path, monkeypatch):
     # convert copies the draft's weights, which a snapshot leaves out: its missing-source hint
     # must not offer one (the trial's reader tried and convert refused it)

@@ -230,10 +230,7 @@ def command(
     if recipe is not None:
         _refuse_beside_recipe(ctx, target, draft, example)
         if layouts is not None:
-            raise UsageError(
-                "the layout options (--pp, --dp, --dp-attention, --ep, --role, --nodes, "
-                "--gpus-per-node) take TARGET DRAFT or --example, not --recipe"
-            )
+            raise UsageError(_RECIPE_LAYOUT)
         return _check_recipe(
             recipe, hardware, engine, kernel, (revision, draft_revision), as_json, strict, timeout,
             explain,
@@ -249,6 +246,15 @@ def command(
         (target, revision), (draft, draft_revision), engine, settings, as_json, strict, timeout
     )
 
+
+#: why ``check --recipe`` refuses the layout options: the recipe's serve fields are its layout
+_RECIPE_LAYOUT = (
+    "the layout options (--pp, --dp, --dp-attention, --ep, --role, --nodes, --gpus-per-node) "
+    "do not take --recipe, whose serve command is the layout: put it in the recipe's serve "
+    "fields (pipeline_parallel_size, data_parallel_size, enable_dp_attention, "
+    "enable_expert_parallel) and its nodes, or check the recipe's pair as TARGET DRAFT with "
+    "the layout options"
+)
 
 #: the options that make check look beyond TP (issue #25)
 LAYOUT_OPTIONS: tuple[str, ...] = (
@@ -322,6 +328,7 @@ def _pair(
     if example:
         if target or draft:
             raise UsageError("give either --example NAME or TARGET DRAFT, not both")
+        _refuse_recipe_as_example(example)
         return example_pair(example)
     if target and not draft:
         raise UsageError(
@@ -334,6 +341,22 @@ def _pair(
             "see recipecli check --help"
         )
     return target, draft
+
+
+def _refuse_recipe_as_example(name: str) -> None:
+    """``--example NAME`` where NAME is a bundled recipe, not an example pair.
+
+    Raises:
+        UsageError: naming ``--recipe NAME``.
+    """
+    from recipecli.examples import EXAMPLES
+    from recipecli.recipes.loader import bundled_names
+
+    if name not in EXAMPLES and name in bundled_names():
+        raise UsageError(
+            f"--example {name}: {name} is a bundled recipe, not an example pair; check it with "
+            f"recipecli check --recipe {name}"
+        )
 
 
 class _RunSettings(TypedDict):
