@@ -222,7 +222,7 @@ def _draft_head(res: CheckResult, v: Callable[[str], str]) -> str:
     if method == "mtp" and res.draft_source == res.target_source:
         return "draft   none: method mtp, the target's own MTP layers"
     if method not in (None, "eagle3"):
-        return f"draft   {v(res.draft_source)}: checked as a {method} draft (method.* findings)"
+        return f"draft   {v(res.draft_source)}: method {method} (its method.* findings below)"
     if d.is_eagle3:
         aux = str(list(d.aux_ids)) if d.aux_ids is not None else "absent"
         return f"draft   {v(res.draft_source)}: format {d.format} ({d.format_name}), aux ids {aux}"
