@@ -22,16 +22,14 @@ import numpy as np
 from recipecli.checkpoint.model import Checkpoint
 from recipecli.draft import DraftModel
 
-# the data readers live in the numpy-free datafiles module; the engine models import them here
-from recipecli.engines.datafiles import (  # noqa: F401
-    config_class_fields,
-    data_path,
-    engine_data,
-    load_data,
-    read_json,
-    text_config_fields,
-    transformers_defaults,
-)
+# the data readers live in the numpy-free datafiles module; re-exported for the engine models
+from recipecli.engines.datafiles import config_class_fields as config_class_fields
+from recipecli.engines.datafiles import data_path as data_path
+from recipecli.engines.datafiles import engine_data as engine_data
+from recipecli.engines.datafiles import load_data as load_data
+from recipecli.engines.datafiles import read_json as read_json
+from recipecli.engines.datafiles import text_config_fields as text_config_fields
+from recipecli.engines.datafiles import transformers_defaults as transformers_defaults
 from recipecli.engines.spec import EngineSpec
 from recipecli.findings import Finding
 from recipecli.target import TargetModel
