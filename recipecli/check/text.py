@@ -38,17 +38,21 @@ _SHOWN = (
 
 def _resolved_line(values: Mapping[str, Mapping[str, Any]]) -> str:
     """``arch Eagle3LlamaForCausalLM, H 4096, Vd 32000, k 3*, aux hidden states [2, 16, 29]*``;
-    ``*`` marks a value the engine filled in (a default), not one the checkpoint gave."""
+    ``*`` marks a value the engine filled in (a default), not one the checkpoint gave; a value
+    the engine model did not reach (None) shows as ``-``, unmarked."""
     parts = []
     for key, label in _SHOWN:
         if key not in values:
             continue
         v = values[key]
+        value = v["value"]
+        if value is None:
+            parts.append(f"{label} -")
+            continue
         given = str(v["origin"]).startswith(
             ("config:", "len(", "eagle_aux", "eagle_config", "registry")
         )
         mark = "" if given or key == "architecture" else "*"
-        value = v["value"]
         shown = shown_value(list(value) if isinstance(value, tuple) else value)
         parts.append(f"{label} {shown}{mark}")
     return ", ".join(parts) + (
@@ -199,7 +203,8 @@ def _header(res: CheckResult, width: int | None) -> list[str]:
         _draft_head(res, v),
     ]
     for engine, values in res.resolved.items():
-        head.append(f"  as {engine} reads it: {_resolved_line(values)}")
+        if read := _resolved_line(values):  # empty when the engine's config was not built
+            head.append(f"  as {engine} reads it: {read}")
     lines = [w for h in head for w in wrap_line(h, width)]
     return lines
 
@@ -263,6 +268,7 @@ def _layout_matrix(res: CheckResult, color: bool, width: int | None) -> list[str
     if res.layouts is None:
         return []
     lines = ["", "layouts:"]
+    seen: set[tuple[str, str]] = set()  # a finding's full message is printed once
     for engine in res.engines:
         lines.append(f"  {engine}")
         for lay in res.layouts:
@@ -272,11 +278,18 @@ def _layout_matrix(res: CheckResult, color: bool, width: int | None) -> list[str
                 if ready
                 else paint("NOT READY", "error", color)
             )
-            reason = f"  {why[0].code}: {shown_text(why[0].message)}" if why else ""
+            reason = ""
+            if why:
+                key = (why[0].code, why[0].message)
+                said = key in seen
+                seen.add(key)
+                text = "(as above)" if said else shown_text(why[0].message)
+                reason = f"  {why[0].code}: {text}"
             lines += wrap_line(f"    {lay.label():<28} {mark}{reason}".rstrip(), width)
     for _lay, f in res.layout_findings:
         if f.code == "layout.unfit":
-            lines += wrap_line(f"  not checked: {shown_text(f.message)}", width)
+            unfit = shown_text(f.message).removesuffix(": not checked")
+            lines += wrap_line(f"  not checked: {unfit}", width)
     return lines
 
 

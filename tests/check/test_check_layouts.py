@@ -429,3 +429,41 @@ def test_sglang_dp_attention_replaces_the_target_tp_heads_finding():
         assert [f.evidence["what"] for f in tp_heads] == ["target"]
         (row,) = res.layout_rows("sglang")
         assert ("tp.heads_indivisible" in row["codes"]) is expect
+
+
+# ------------------------------------------------ the human matrix: each finding's text once
+
+
+def test_matrix_gives_a_repeated_finding_in_full_once(capsys):
+    # tokenspeed at TP 1, 2 x PP 1, 2: the PP 1 rows stop at draft.arch_name (the draft's
+    # LlamaForCausalLM becomes the unregistered LlamaForCausalLMNextN), the PP 2 rows at
+    # layout.no_pp; rows are TP-major, so TP 2's two rows repeat TP 1's findings
+    _, out = _run(capsys, *EXAMPLE, "--engine", "tokenspeed", "--tp", "1,2", "--pp", "1,2")
+    rows = [x for x in out.split("layouts:\n")[1].split("\n\n")[0].splitlines() if "DP 1" in x]
+    assert len(rows) == 4
+    assert "draft.arch_name: tokenspeed looks up the draft as 'LlamaForCausalLMNextN'" in rows[0]
+    assert rows[1].split("NOT READY")[1].startswith("  layout.no_pp: tokenspeed has no pipeline")
+    assert rows[2].startswith("    TP 2 PP 1 DP 1") and rows[2].endswith(
+        "draft.arch_name: (as above)"
+    )
+    assert rows[3].startswith("    TP 2 PP 2 DP 1") and rows[3].endswith("layout.no_pp: (as above)")
+
+
+def test_unfit_layout_says_not_checked_once(capsys):
+    # TP 8 x PP 4 x DP 1 = 32 GPUs; 2 nodes x 8 GPUs per node (the default) = 16
+    _, out = _run(capsys, *EXAMPLE, "--engine", "vllm", "--tp", "8", "--pp", "1,4", "--nodes", "2")
+    (line,) = [x for x in out.splitlines() if "TP 8 PP 4" in x and "32 GPUs" in x]
+    assert line.startswith("  not checked: TP 8 PP 4 DP 1 takes 32 GPUs, more than the 16 of 2")
+    assert line.count("not checked") == 1
+
+
+def test_a_value_the_engine_did_not_reach_shows_as_a_dash(capsys):
+    # nvidia/gpt-oss-120b-Eagle3-v2 sets eagle_config.use_aux_hidden_state false: vLLM builds the
+    # draft without aux hidden states, so it resolves no k (None): shown "k -", not "k None*"
+    data = Path(__file__).resolve().parents[2] / "recipecli" / "data"
+    target = data / "targets" / "openai__gpt-oss-120b.snapshot.json.gz"
+    draft = data / "drafts" / "nvidia__gpt-oss-120b-Eagle3-v2.snapshot.json.gz"
+    _, out = _run(capsys, str(target), str(draft), "--engine", "vllm", "--tp", "4", "--kernel",
+                  "skip")  # fmt: skip
+    (line,) = [x for x in out.splitlines() if x.startswith("  as vllm reads it:")]
+    assert ", k -" in line and "None" not in line
