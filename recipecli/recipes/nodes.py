@@ -217,12 +217,18 @@ def node_layout(serve: Rendered, launch: NodeLaunch) -> NodeLayout:
     return NodeLayout(tp, pp, dp, dp_attention, ep, world, counted)
 
 
+def _n(count: int, noun: str, plural: str) -> str:
+    """``1 GPU``, ``2 GPUs``: ``count`` and the noun in its number."""
+    return f"{count} {noun if count == 1 else plural}"
+
+
 def _check_world(engine: str, layout: NodeLayout, opts: NodeOptions) -> None:
     gpus = opts.nodes * opts.gpus_per_node
     if layout.world != gpus:
         raise RecipeError(
-            f"{opts.nodes} nodes x {opts.gpus_per_node} GPUs = {gpus}, but {engine} runs "
-            f"{layout.counted} = {layout.world} worker processes",
+            f"{opts.nodes} nodes x {_n(opts.gpus_per_node, 'GPU', 'GPUs')} = {gpus}, but "
+            f"{engine} runs {layout.counted} = "
+            f"{_n(layout.world, 'worker process', 'worker processes')}",
             hint=f"set the sizes so they multiply to {gpus} (--set tensor_parallel_size=..., "
             "pipeline_parallel_size, data_parallel_size) or change --nodes/--gpus-per-node",
         )
@@ -317,8 +323,8 @@ def plan_nodes(serve: Rendered, opts: NodeOptions, notes: Sequence[str] = ()) ->
     port = opts.head_port or (RAY_PORT if ray else launch.default_port)
     http_port = int(flag_value(serve, "port") or engine_spec(serve.engine).default_port)
     first = (
-        f"{serve.engine} on {opts.nodes} nodes x {opts.gpus_per_node} GPUs: {layout.counted} = "
-        f"{layout.world} worker processes"
+        f"{serve.engine} on {opts.nodes} nodes x {_n(opts.gpus_per_node, 'GPU', 'GPUs')}: "
+        f"{layout.counted} = {_n(layout.world, 'worker process', 'worker processes')}"
     )
     lines = (
         _ray_notes(launch, opts, port, http_port)

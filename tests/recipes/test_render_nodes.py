@@ -223,3 +223,13 @@ def test_lws_asks_for_the_profiles_gpu_vendor() -> None:
     # the profile lists 0,1,2,3 for TP 4; --set tensor_parallel_size=8 re-derives 0..7 (one
     # node), and --nodes cuts it to the 4 GPUs of each node
     assert env["HIP_VISIBLE_DEVICES"] == "0,1,2,3"
+
+
+def test_counts_of_one_read_in_the_singular() -> None:
+    # llama3.1-8b-eagle3 serves TP 1 (1 worker process); 2 nodes x 1 GPU per node = 2
+    proc = render("llama3.1-8b-eagle3", "--engine", "vllm", "--nodes", "2", "--gpus-per-node",
+                  "1", "--ifname", "eth0", "--format", "slurm")  # fmt: skip
+    assert proc.returncode != 0
+    assert "2 nodes x 1 GPU = 2, but vllm runs TP 1 x PP 1 x DP 1 = 1 worker process " in (
+        proc.stderr
+    )
