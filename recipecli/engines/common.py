@@ -151,7 +151,7 @@ def config_class_defaults(
     ``overrides`` maps model types the engine builds with its own config class to that class's
     entry (same shape); every other type takes transformers' class at version ``transformers``,
     from ``recipecli/data/transformers/transformers-<version>-defaults.json``
-    (``scripts/build_engine_data.py transformers``).
+    (``scripts/extract_transformers_fields.py``).
 
     Raises:
         KeyError: no config class for ``model_type``.

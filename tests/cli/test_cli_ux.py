@@ -732,12 +732,15 @@ def test_check_recipe_and_hardware_complete():
 
 def _example_stdout(*extra: str) -> tuple[int, str]:
     """``recipecli check --example llama3.1-8b-eagle3 ...`` as README's reader runs it: piped
-    (no colour), no COLUMNS (no wrapping)."""
+    (no colour), no COLUMNS (no wrapping), on a fresh machine (an empty kernel cache of its own,
+    so a ``--kernel on`` here records nothing other tests read)."""
     import os
     import subprocess
     import sys
+    import tempfile
 
     env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "NO_COLOR")}
+    env["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="recipecli-readme-")
     proc = subprocess.run(
         [sys.executable, "-m", "recipecli", "check", "--example", "llama3.1-8b-eagle3", *extra],
         capture_output=True,
@@ -762,7 +765,7 @@ def test_readme_set_up_lines_are_the_examples():
     assert block, "README lost its set-up block"
     lines = block.group(1).splitlines()
     assert len(lines) == 2
-    assert lines[0].endswith("&& recipecli check --example llama3.1-8b-eagle3 --engine vllm")
+    assert lines[0].endswith("&& recipecli check --example llama3.1-8b-eagle3 --engine vllm --kernel on")
     assert lines[1] == "python -m pytest -q"
     showcase = re.search(r"NOT READY showcase:\n\n```bash\n(.*?)```", _readme(), re.S)
     assert showcase, "README lost its showcase command"
@@ -779,7 +782,7 @@ def test_readme_quick_start_output_is_what_the_example_prints():
 
     block = re.search(r"What it prints.*?```text\n(.*?)```", _readme(), re.S)
     assert block, "README lost its quick-start output block"
-    rc, out = _example_stdout("--engine", "vllm")
+    rc, out = _example_stdout("--engine", "vllm", "--kernel", "on")  # README's first command
     assert rc == 0
     assert out == block.group(1)
     assert out.splitlines()[-1] == "exit 0: ready on vllm at TP 1, 2, 4, 8"

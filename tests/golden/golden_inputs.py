@@ -61,7 +61,7 @@ FIXTURE_DRAFTS: dict[str, tuple[str, int, dict[str, Any]]] = {
     ),
     "sf-gptoss": ("sgl-project-SpecForge-template__gpt-oss-120B-eagle3", 201088, {}),
     "sf-dsv3": ("sgl-project-SpecForge-template__deepseek-v3-671b-eagle3", 129280, {}),
-    "eagle1-llama3-8b": ("yuhuili__EAGLE-LLaMA3-Instruct-8B", 128256, {}),
+    "eagle1-llama3-8b": ("yuhuili__EAGLE-LLaMA3-Instruct-8B", 128256, {"k": 2}),  # fc [H, 2H]
 }
 
 #: Fixture configs that no builder can fill (template nulls): written as config-only dirs.

@@ -127,7 +127,7 @@ class _CheckCommand(click.Command):
     type=click.Choice(METHOD_CHOICES),
     default="auto",
     show_default=True,
-    help="Speculative method to check (issue #27): auto = detect from the draft's config "
+    help="Speculative method to check: auto = detect from the draft's config "
     "(EAGLE3 drafts are checked as before); mtp needs no DRAFT (the target's own MTP layers).",
 )
 @click.option(

@@ -5,7 +5,7 @@ and drafts what it was trained for. The registry (the architectures ``EntryClass
 target classes have ``set_eagle3_layers_to_capture`` and which id rule each applies, the draft
 architecture renames) is data extracted from the wheel by ``scripts/build_engine_data.py sglang``;
 transformers' config defaults (5.19.0, the release SGLang 0.5.23 pins) by
-``scripts/build_engine_data.py transformers``. Paths are relative to the repository root
+``scripts/extract_transformers_fields.py``. Paths are relative to the repository root
 (``python/sglang/srt/...``).
 
 Where SGLang differs from the engines it shares ancestry with: aux ids are read only from the

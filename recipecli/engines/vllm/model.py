@@ -5,7 +5,7 @@ loads and drafts what it was trained for; the step's ``sources`` name file and f
 finding it yields carries them. The registry (which draft architectures vLLM registers, which
 target classes implement ``SupportsEagle3``) is data extracted from the wheel by
 ``scripts/build_engine_data.py vllm``; transformers' config defaults come from
-``scripts/build_engine_data.py transformers``. ``tests/conformance/`` runs vLLM's own config classes,
+``scripts/extract_transformers_fields.py``. ``tests/conformance/`` runs vLLM's own config classes,
 draft model and ``load_weights`` on the same pairs and compares.
 """
 

@@ -80,7 +80,7 @@ SECTIONS = (
 NOTES = (
     f"The registry and SupportsEagle3 data are extracted from the vllm {PIN.version} wheel by "
     "`scripts/build_engine_data.py vllm` (ast, no import); transformers' config defaults by "
-    f"`scripts/build_engine_data.py transformers` at {TRANSFORMERS}, the release the conformance "
+    f"`scripts/extract_transformers_fields.py` at {TRANSFORMERS}, the release the conformance "
     "environment installs beside vLLM.",
     f"vLLM {PIN.version} runs the V2 model runner by default; this model follows it. With "
     "`VLLM_USE_V2_MODEL_RUNNER=0` the V1 runner also reads `eagle_config.eagle_aux_hidden_state_layer_ids` "
