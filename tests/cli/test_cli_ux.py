@@ -765,7 +765,9 @@ def test_readme_set_up_lines_are_the_examples():
     assert block, "README lost its set-up block"
     lines = block.group(1).splitlines()
     assert len(lines) == 2
-    assert lines[0].endswith("&& recipecli check --example llama3.1-8b-eagle3 --engine vllm --kernel on")
+    assert lines[0].endswith(
+        "&& recipecli check --example llama3.1-8b-eagle3 --engine vllm --kernel on"
+    )
     assert lines[1] == "python -m pytest -q"
     showcase = re.search(r"NOT READY showcase:\n\n```bash\n(.*?)```", _readme(), re.S)
     assert showcase, "README lost its showcase command"
