@@ -514,7 +514,7 @@ def build_cases() -> list[Case]:
 
 
 def _accounting_cases(var: Callable[..., Case]) -> list[Case]:
-    """Issue #24: pairs for the accounting's conformance (tests/conformance/test_accounting.py):
+    """Issue #24: pairs for the accounting's conformance (tests/conformance/test_vllm_accounting.py):
     a shipped ``input_norm`` without ``norm_before_fc``, unexpected ``.bias`` names (on a module
     vLLM builds without bias, on a stacked projection, on a module it does not build), tied and
     untied heads, a reduced vocab with and without ``t2d``."""

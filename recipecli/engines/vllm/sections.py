@@ -87,7 +87,7 @@ NOTES = (
     "and refuses to share an embedding of another width.",
     "`tests/conformance/` checks this model against vLLM's own config classes, draft model and "
     "`load_weights` (on the meta device).",
-    "`tests/conformance/test_accounting.py` checks the [accounting](#names) the same way, on every "
+    "`tests/conformance/test_vllm_accounting.py` checks the [accounting](#names) the same way, on every "
     "conformance pair: the parameters vLLM builds and fills, leaves at init or takes from the "
     "target, the tensors its loader drops or skips, and a name it raises on. One disagreement is "
     "left: an EAGLE-1 config (`bias` false, no `draft_vocab_size`) over an EAGLE3-shaped table, "
