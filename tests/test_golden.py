@@ -28,7 +28,7 @@ EXPECTED = REPO / "tests" / "golden" / "expected.json"
 #: t2d/tie verdicts, tokenspeed's nested norm flags) and render's help; again after issue #31
 #: (aux.default compares the trainer's default layers: 431 warnings become infos) and #25
 #: (check's layout options in its help, the layout rules on the engine pages).
-BASE_COMMIT = "8cc4f896380234b7fea1a078d6f6939e6cc41612"
+BASE_COMMIT = "59b27025bfdb6561e4c1169050a00550ba40d206"
 
 
 def _golden() -> ModuleType:
